@@ -1,0 +1,85 @@
+// Configuration is read once from the environment, validated, typed, and passed in.
+// Nothing below src/ reads process.env except this file.
+import path from 'node:path';
+
+export type Role = 'api' | 'worker' | 'all';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  natsUrl: string | undefined;
+  natsPrefix: string;
+  eventstoreUrl: string | undefined;
+  adminToken: string | undefined;
+  role: Role;
+  quoteTtlSeconds: number;
+  webhookRetryScheduleSeconds: number[];
+  webhookTimeoutMs: number;
+  sandboxSettleMs: number;
+  allowPrivateUrls: boolean;
+  logLevel: string;
+  /** Key for the keyed hash of API secrets. Derived from ADMIN_TOKEN material when unset. */
+  secretHashKey: string | undefined;
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min) throw new ConfigError(`${name} must be at least ${min}`);
+  return value;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(`${name} must be true or false`);
+}
+
+function schedule(raw: string | undefined): number[] {
+  const text = raw && raw.trim() !== '' ? raw : '60,300,900,3600,14400,43200';
+  const parts = text.split(',').map((p) => p.trim());
+  if (!parts.every((p) => /^[0-9]+(\.[0-9]+)?$/.test(p))) {
+    throw new ConfigError('WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds');
+  }
+  return parts.map(Number);
+}
+
+function roleFrom(argv: string[]): Role {
+  const i = argv.indexOf('--role');
+  const value = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--role='))?.slice(7);
+  if (value === undefined) return 'all';
+  if (value === 'api' || value === 'worker' || value === 'all') return value;
+  throw new ConfigError(`--role must be api, worker or all, got "${value}"`);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = process.argv.slice(2)): Config {
+  const eventstoreUrl = env.EVENTSTORE_URL || undefined;
+  if (eventstoreUrl && !/^(kurrentdb|esdb|kdb)(\+discover)?:\/\//.test(eventstoreUrl)) {
+    throw new ConfigError('EVENTSTORE_URL must start with kurrentdb:// or esdb://');
+  }
+  return {
+    host: env.HOST || '127.0.0.1',
+    port: int(env, 'PORT', 3000),
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    natsUrl: env.NATS_URL || undefined,
+    natsPrefix: env.NATS_PREFIX || 'payments',
+    eventstoreUrl,
+    adminToken: env.ADMIN_TOKEN || undefined,
+    role: roleFrom(argv),
+    quoteTtlSeconds: int(env, 'QUOTE_TTL_SECONDS', 900, 1),
+    webhookRetryScheduleSeconds: schedule(env.WEBHOOK_RETRY_SCHEDULE),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10000, 1),
+    sandboxSettleMs: int(env, 'SANDBOX_SETTLE_MS', 2000),
+    allowPrivateUrls: bool(env, 'ALLOW_PRIVATE_URLS'),
+    logLevel: env.LOG_LEVEL || 'info',
+    secretHashKey: env.SECRET_HASH_KEY || undefined,
+  };
+}

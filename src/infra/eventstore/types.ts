@@ -1,0 +1,93 @@
+// The event store: the only source of truth. Two adapters implement it (PostgreSQL/PGlite and
+// KurrentDB); one contract test suite (test/eventstore.contract.ts) runs against each.
+
+export interface EventMetadata {
+  /** The HTTP request (or worker job) that caused this event. */
+  requestId?: string;
+  /** The event this one reacts to, when a worker or saga appended it. */
+  causationId?: string;
+  correlationId?: string;
+  [key: string]: unknown;
+}
+
+export interface NewEvent<T extends string = string, D = Record<string, unknown>> {
+  type: T;
+  data: D;
+  /** Optional fixed id (uuid); generated otherwise. */
+  id?: string;
+  metadata?: EventMetadata;
+}
+
+export interface RecordedEvent<T extends string = string, D = Record<string, unknown>> {
+  id: string;
+  streamId: string;
+  /** 1-based position inside its stream. */
+  version: number;
+  /** Position in the global order; opaque except for its order. */
+  position: bigint;
+  type: T;
+  data: D;
+  metadata: EventMetadata;
+  createdAt: Date;
+}
+
+/** The stream's current version (its number of events); 0 = the stream must not exist; 'any' = no check. */
+export type ExpectedVersion = number | 'any';
+
+export interface StreamAppend {
+  streamId: string;
+  expectedVersion: ExpectedVersion;
+  events: NewEvent[];
+}
+
+export interface AppendResult {
+  /** Global position of the last event written (the one to wait for, for read-your-writes). */
+  position: bigint;
+  /** New version of each stream written, by stream id. */
+  versions: Record<string, number>;
+  events: RecordedEvent[];
+}
+
+export class WrongExpectedVersion extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedVersion,
+    readonly actual: number,
+  ) {
+    super(`stream ${streamId}: expected version ${String(expected)}, actual ${actual}`);
+    this.name = 'WrongExpectedVersion';
+  }
+}
+
+export interface Subscription {
+  /** Resolves when the subscription has stopped. */
+  stop(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** Deliver events strictly after this position (0n = from the start). */
+  after: bigint;
+  batchSize?: number;
+  /** Called with each batch, in global order; the subscription waits for it. */
+  handler: (events: RecordedEvent[]) => Promise<void>;
+  onError?: (err: unknown) => void;
+}
+
+export interface EventStore {
+  readonly name: string;
+  /**
+   * Appends to one or more streams atomically: every stream's expected version holds and all
+   * events are written, or nothing is (WrongExpectedVersion names the first stream that failed).
+   */
+  append(appends: StreamAppend[]): Promise<AppendResult>;
+  /** A stream's events from `fromVersion` (1-based, inclusive) on, in order. */
+  readStream(streamId: string, fromVersion?: number): Promise<RecordedEvent[]>;
+  /** Events after `after` in the global order, never skipping one that commits late. */
+  readAll(after: bigint, limit: number): Promise<RecordedEvent[]>;
+  /** Catch-up then live subscription to the global order. */
+  subscribe(opts: SubscribeOptions): Subscription;
+  /** The position of the newest event readable now. */
+  head(): Promise<bigint>;
+  healthy(): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,134 @@
+// The event-store contract: every adapter must pass it. Called by one test file per adapter.
+import { randomUUID } from 'node:crypto';
+import type { Test } from 'tap';
+import { WrongExpectedVersion, type EventStore, type RecordedEvent } from '../../src/infra/eventstore/types.ts';
+
+export function eventStoreContract(t: Test, make: () => Promise<{ store: EventStore; teardown(): Promise<void> }>): void {
+  const stream = (p: string) => `${p}-${randomUUID()}`;
+
+  t.test('append then read a stream in order', async (t) => {
+    const { store, teardown } = await make();
+    t.teardown(teardown);
+    const s = stream('order');
+    const r1 = await store.append([{ streamId: s, expectedVersion: 0, events: [{ type: 'a', data: { n: 1 } }, { type: 'b', data: { n: 2 } }] }]);
+    t.equal(r1.versions[s], 2);
+    const r2 = await store.append([{ streamId: s, expectedVersion: 2, events: [{ type: 'c', data: { n: 3 } }] }]);
+    t.ok(r2.position > r1.position, 'positions grow');
+    const events = await store.readStream(s);
+    t.same(events.map((e) => [e.type, e.version, e.data.n]), [['a', 1, 1], ['b', 2, 2], ['c', 3, 3]]);
+    t.same((await store.readStream(s, 3)).map((e) => e.type), ['c'], 'read from a version');
+    t.same(await store.readStream(stream('none')), [], 'a missing stream reads empty');
+  });
+
+  t.test('expected version mismatch is a conflict and writes nothing', async (t) => {
+    const { store, teardown } = await make();
+    t.teardown(teardown);
+    const s = stream('conflict');
+    await store.append([{ streamId: s, expectedVersion: 0, events: [{ type: 'a', data: {} }] }]);
+    await t.rejects(store.append([{ streamId: s, expectedVersion: 0, events: [{ type: 'x', data: {} }] }]), WrongExpectedVersion);
+    await t.rejects(store.append([{ streamId: s, expectedVersion: 5, events: [{ type: 'x', data: {} }] }]), WrongExpectedVersion);
+    t.equal((await store.readStream(s)).length, 1);
+  });
+
+  t.test('a multi-stream append is all or nothing', async (t) => {
+    const { store, teardown } = await make();
+    t.teardown(teardown);
+    const a = stream('multi-a');
+    const b = stream('multi-b');
+    await store.append([{ streamId: b, expectedVersion: 0, events: [{ type: 'b1', data: {} }] }]);
+    await t.rejects(store.append([
+      { streamId: a, expectedVersion: 0, events: [{ type: 'a1', data: {} }] },
+      { streamId: b, expectedVersion: 0, events: [{ type: 'b2', data: {} }] },
+    ]), WrongExpectedVersion);
+    t.same(await store.readStream(a), [], 'nothing written to the stream whose check passed');
+    const ok = await store.append([
+      { streamId: a, expectedVersion: 0, events: [{ type: 'a1', data: {} }] },
+      { streamId: b, expectedVersion: 1, events: [{ type: 'b2', data: {} }] },
+    ]);
+    t.same(ok.versions, { [a]: 1, [b]: 2 });
+  });
+
+  t.test('metadata, ids and data round-trip', async (t) => {
+    const { store, teardown } = await make();
+    t.teardown(teardown);
+    const s = stream('meta');
+    const id = randomUUID();
+    await store.append([{ streamId: s, expectedVersion: 'any', events: [{ id, type: 't', data: { amount: '5000', nested: { x: [1, 'y'] } }, metadata: { requestId: 'req-1' } }] }]);
+    const [e] = await store.readStream(s);
+    t.equal(e!.id, id);
+    t.same(e!.data, { amount: '5000', nested: { x: [1, 'y'] } });
+    t.equal(e!.metadata.requestId, 'req-1');
+    t.ok(e!.createdAt instanceof Date);
+  });
+
+  t.test('readAll returns the global order from a checkpoint', async (t) => {
+    const { store, teardown } = await make();
+    t.teardown(teardown);
+    const start = await store.head();
+    const s1 = stream('all1');
+    const s2 = stream('all2');
+    await store.append([{ streamId: s1, expectedVersion: 0, events: [{ type: 'x1', data: {} }] }]);
+    await store.append([{ streamId: s2, expectedVersion: 0, events: [{ type: 'x2', data: {} }] }]);
+    await store.append([{ streamId: s1, expectedVersion: 1, events: [{ type: 'x3', data: {} }] }]);
+    const all = (await store.readAll(start, 100)).filter((e) => e.streamId === s1 || e.streamId === s2);
+    t.same(all.map((e) => e.type), ['x1', 'x2', 'x3']);
+    const after = await store.readAll(all[0]!.position, 100);
+    t.notOk(after.some((e) => e.type === 'x1' && e.streamId === s1), 'strictly after the checkpoint');
+  });
+
+  t.test('8+ concurrent appenders on many streams and one hot stream: a subscriber sees every event once, each stream in order', async (t) => {
+    const { store, teardown } = await make();
+    t.teardown(teardown);
+    const from = await store.head();
+    const tag = randomUUID();
+    const hot = `hot-${tag}`;
+    const writers = 12;
+    const perWriter = 40;
+    const seen = new Map<string, RecordedEvent>();
+    const duplicates: string[] = [];
+    const lastVersion = new Map<string, number>();
+    const reorders: string[] = [];
+    let lastPosition = from;
+    let positionsOutOfOrder = 0;
+    const expected = writers * perWriter * 2;
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => (resolveDone = r));
+    const sub = store.subscribe({
+      after: from,
+      batchSize: 37,
+      handler: async (batch) => {
+        for (const e of batch) {
+          if (e.position <= lastPosition) positionsOutOfOrder++;
+          lastPosition = e.position;
+          if (e.data.tag !== tag) continue;
+          if (seen.has(e.id)) duplicates.push(e.id);
+          seen.set(e.id, e);
+          const prev = lastVersion.get(e.streamId) ?? 0;
+          if (e.version !== prev + 1) reorders.push(`${e.streamId}: ${prev} -> ${e.version}`);
+          lastVersion.set(e.streamId, e.version);
+        }
+        if (seen.size >= expected) resolveDone();
+      },
+    });
+    const appendHot = async (w: number, i: number) => {
+      // Hot stream: no expected version, every writer contends for the same stream.
+      await store.append([{ streamId: hot, expectedVersion: 'any', events: [{ type: 'hot', data: { tag, w, i } }] }]);
+    };
+    await Promise.all(Array.from({ length: writers }, async (_, w) => {
+      const own = `own-${tag}-${w}`;
+      for (let i = 0; i < perWriter; i++) {
+        await store.append([{ streamId: own, expectedVersion: i, events: [{ type: 'own', data: { tag, w, i } }] }]);
+        await appendHot(w, i);
+      }
+    }));
+    const timeout = setTimeout(resolveDone, 30_000);
+    await done;
+    clearTimeout(timeout);
+    await sub.stop();
+    t.equal(seen.size, expected, `saw all ${expected} events`);
+    t.same(duplicates, [], 'no event delivered twice');
+    t.same(reorders, [], 'every stream in version order');
+    t.equal(positionsOutOfOrder, 0, 'global positions strictly increase');
+    t.equal(lastVersion.get(hot), writers * perWriter, 'hot stream has every event');
+  });
+}
