@@ -2,6 +2,7 @@
 // load them without knex scanning the filesystem.
 import type { Knex } from 'knex';
 import * as m001 from './001_event_store.ts';
+import * as m002 from './002_idempotency_and_merchants.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -10,6 +11,7 @@ export interface Migration {
 
 const migrations: Array<[string, Migration]> = [
   ['001_event_store', m001],
+  ['002_idempotency_and_merchants', m002],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

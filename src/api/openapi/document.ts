@@ -1,0 +1,44 @@
+// Assembles the one OpenAPI 3.1 document from the feature modules. It is served at /openapi.json
+// and it is what validates every request.
+import { commonSchemas } from './common.ts';
+import type { ApiModule } from '../module.ts';
+
+export function buildDocument(modules: ApiModule[]) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const schemas: Record<string, unknown> = { ...commonSchemas };
+  for (const m of modules) {
+    for (const [p, ops] of Object.entries(m.paths)) {
+      paths[p] = { ...(paths[p] ?? {}), ...ops };
+    }
+    Object.assign(schemas, m.schemas ?? {});
+  }
+  // Security per operation from its x-auth.
+  for (const ops of Object.values(paths)) {
+    for (const op of Object.values(ops) as Array<Record<string, unknown>>) {
+      const auth = op['x-auth'];
+      op.security = auth === 'merchant' ? [{ ApiKey: [], ApiSecret: [] }] : auth === 'admin' ? [{ AdminToken: [] }] : [];
+    }
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Merchant Payments API',
+      version: '1.0.0',
+      description:
+        'Collections (payins), disbursements (payouts) and two-leg transfers over mobile money in XAF and XOF, ' +
+        'quote-backed, idempotent, with signed webhooks. The operator API (/admin) manages merchants.',
+    },
+    servers: [{ url: '/' }],
+    components: {
+      schemas,
+      securitySchemes: {
+        ApiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+        ApiSecret: { type: 'apiKey', in: 'header', name: 'X-Api-Secret' },
+        AdminToken: { type: 'http', scheme: 'bearer' },
+      },
+    },
+    paths,
+  };
+}
+
+export type OpenApiDocument = ReturnType<typeof buildDocument>;

@@ -1,0 +1,210 @@
+// Operator API (CONTRACT.md §2): merchants, status, API keys, webhook endpoint, routing, pricing.
+import type { ApiModule, Ctx } from '../module.ts';
+import { body, errors, idParam, json, ref } from '../openapi/common.ts';
+import * as C from '../../commands/merchants.ts';
+import * as M from '../../domain/merchant.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { OPERATOR_CODES } from '../../domain/catalogue.ts';
+import { checkUrl, UnsafeUrlError } from '../../infra/url-safety.ts';
+
+const tags = ['Operator'];
+const admin = { 'x-auth': 'admin' as const, tags };
+const mid = idParam('merchant_id');
+const kid = idParam('key_id');
+const meta = (ctx: Ctx) => ({ requestId: ctx.requestId, actor: 'operator' });
+
+const percent = { type: 'string', pattern: '^(100|[0-9]{1,2})(\\.[0-9]{1,4})?$', description: 'Percent as a decimal string, "1.5" is 1.5 %' };
+const fixed = { type: 'string', pattern: '^[0-9]{1,9}(\\.0+)?$', description: 'Fixed fee in whole francs' };
+const priceRule = { type: 'object', additionalProperties: false, required: ['percent', 'fixed'], properties: { percent, fixed } };
+const codes = (items: unknown) => ({ type: 'array', maxItems: 100, items });
+
+const schemas = {
+  Merchant: {
+    type: 'object',
+    properties: {
+      id: ref('Uuid'), name: { type: 'string' }, status: { type: 'string', enum: ['active', 'inactive'] },
+      routing: ref('Routing'), pricing: ref('Pricing'), webhook_url: { type: ['string', 'null'] },
+      created_at: ref('DateTime'), updated_at: ref('DateTime'),
+    },
+  },
+  Routing: {
+    type: 'object',
+    properties: {
+      payin_operators: codes({ type: 'string', enum: OPERATOR_CODES }),
+      payout_operators: codes({ type: 'string', enum: OPERATOR_CODES }),
+      corridors: codes({ type: 'string', pattern: '^[A-Z]{2}-[A-Z]{2}-[A-Z]{3}-[A-Z]{3}$' }),
+      kyc_required_operators: codes({ type: 'string', enum: OPERATOR_CODES }),
+    },
+  },
+  Pricing: { type: 'object', properties: { payin: priceRule, payout: priceRule, transfer: priceRule } },
+  ApiKey: {
+    type: 'object',
+    properties: {
+      id: ref('Uuid'), api_key: { type: 'string' }, status: { type: 'string', enum: ['active', 'revoked', 'expired'] },
+      created_at: ref('DateTime'), expires_at: { type: ['string', 'null'], format: 'date-time' },
+    },
+  },
+  ApiKeyWithSecret: {
+    type: 'object',
+    properties: {
+      id: ref('Uuid'), api_key: { type: 'string' }, api_secret: { type: 'string', description: 'Shown once' },
+      status: { type: 'string' }, created_at: ref('DateTime'), expires_at: { type: ['string', 'null'] },
+    },
+  },
+};
+
+interface MerchantRow {
+  id: string; name: string; status: string; routing: unknown; pricing: unknown; webhook_url: string | null;
+  created_at: Date; updated_at: Date;
+}
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+async function readMerchant(ctx: Ctx, id: string) {
+  const row = (await ctx.services.knex('merchants').where({ id }).first()) as MerchantRow | undefined;
+  if (!row) throw new DomainError('not_found', 'Merchant not found');
+  return {
+    id: row.id, name: row.name, status: row.status, routing: row.routing, pricing: row.pricing,
+    webhook_url: row.webhook_url, created_at: iso(row.created_at), updated_at: iso(row.updated_at),
+  };
+}
+
+function keyView(k: { keyId: string; apiKey: string; status: string; createdAt: string; expiresAt: string | null }, now: Date) {
+  const expired = k.expiresAt !== null && Date.parse(k.expiresAt) <= now.getTime();
+  return { id: k.keyId, api_key: k.apiKey, status: k.status === 'active' && expired ? 'expired' : k.status, created_at: k.createdAt, expires_at: k.expiresAt };
+}
+
+async function existing(ctx: Ctx): Promise<M.MerchantState> {
+  const loaded = await ctx.services.aggregates.load(`merchant-${ctx.params.merchant_id}`, M.merchantDecider);
+  if (!loaded.state.exists) throw new DomainError('not_found', 'Merchant not found');
+  return loaded.state;
+}
+
+export const adminMerchants: ApiModule = {
+  schemas,
+  paths: {
+    '/admin/merchants': {
+      post: {
+        ...admin, operationId: 'adminCreateMerchant', summary: 'Create a merchant',
+        requestBody: body({ type: 'object', additionalProperties: false, required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 200 } } }),
+        responses: { 201: json(ref('Merchant'), 'Created'), 400: errors[400], 401: errors[401] },
+      },
+    },
+    '/admin/merchants/{merchant_id}': {
+      get: {
+        ...admin, operationId: 'adminGetMerchant', summary: 'Read a merchant with routing, pricing and webhook URL',
+        parameters: [mid], responses: { 200: json(ref('Merchant')), 401: errors[401], 404: errors[404] },
+      },
+    },
+    '/admin/merchants/{merchant_id}/status': {
+      post: {
+        ...admin, operationId: 'adminSetMerchantStatus', summary: 'Activate or deactivate a merchant',
+        parameters: [mid],
+        requestBody: body({ type: 'object', additionalProperties: false, required: ['status'], properties: { status: { type: 'string', enum: ['active', 'inactive'] } } }),
+        responses: { 200: json(ref('Merchant')), 400: errors[400], 401: errors[401], 404: errors[404] },
+      },
+    },
+    '/admin/merchants/{merchant_id}/api-keys': {
+      post: {
+        ...admin, operationId: 'adminCreateApiKey', summary: 'Create an API key (the secret is shown once)',
+        parameters: [mid],
+        requestBody: body({ type: 'object', additionalProperties: false, properties: { expires_at: { type: 'string', format: 'date-time' } } }),
+        responses: { 201: json(ref('ApiKeyWithSecret'), 'Created'), 400: errors[400], 401: errors[401], 404: errors[404] },
+      },
+      get: {
+        ...admin, operationId: 'adminListApiKeys', summary: 'List API keys (never the secrets)',
+        parameters: [mid],
+        responses: { 200: json({ type: 'object', properties: { data: { type: 'array', items: ref('ApiKey') } } }), 401: errors[401], 404: errors[404] },
+      },
+    },
+    '/admin/merchants/{merchant_id}/api-keys/{key_id}/rotate': {
+      post: {
+        ...admin, operationId: 'adminRotateApiKey', summary: 'New secret for a key; the old one works for grace_seconds',
+        parameters: [mid, kid],
+        requestBody: body({ type: 'object', additionalProperties: false, properties: { grace_seconds: { type: 'integer', minimum: 0, maximum: 604800 } } }),
+        responses: { 201: json(ref('ApiKeyWithSecret'), 'Rotated'), 400: errors[400], 401: errors[401], 404: errors[404] },
+      },
+    },
+    '/admin/merchants/{merchant_id}/api-keys/{key_id}/revoke': {
+      post: {
+        ...admin, operationId: 'adminRevokeApiKey', summary: 'Revoke a key',
+        parameters: [mid, kid], responses: { 200: json(ref('ApiKey')), 401: errors[401], 404: errors[404] },
+      },
+    },
+    '/admin/merchants/{merchant_id}/webhook': {
+      put: {
+        ...admin, operationId: 'adminSetWebhook', summary: 'Set the webhook URL; answers a new signing secret each call',
+        parameters: [mid],
+        requestBody: body({ type: 'object', additionalProperties: false, required: ['url'], properties: { url: { type: 'string', minLength: 1, maxLength: 2000 } } }),
+        responses: { 200: json({ type: 'object', properties: { url: { type: 'string' }, signing_secret: { type: 'string' } } }), 400: errors[400], 401: errors[401], 404: errors[404] },
+      },
+    },
+    '/admin/merchants/{merchant_id}/routing': {
+      put: {
+        ...admin, operationId: 'adminSetRouting', summary: 'Set enabled operators and corridors',
+        parameters: [mid],
+        requestBody: body({ ...schemas.Routing, additionalProperties: false }),
+        responses: { 200: json(ref('Routing')), 400: errors[400], 401: errors[401], 404: errors[404] },
+      },
+    },
+    '/admin/merchants/{merchant_id}/pricing': {
+      put: {
+        ...admin, operationId: 'adminSetPricing', summary: 'Set pricing per flow',
+        parameters: [mid],
+        requestBody: body({ ...schemas.Pricing, additionalProperties: false }),
+        responses: { 200: json(ref('Pricing')), 400: errors[400], 401: errors[401], 404: errors[404] },
+      },
+    },
+  },
+  handlers: {
+    adminCreateMerchant: async (ctx) => {
+      const id = (await C.createMerchant(ctx.services, ctx.body.name, meta(ctx))).id;
+      const m = await readMerchant(ctx, id);
+      return { status: 201, body: { id: m.id, name: m.name, status: m.status, created_at: m.created_at } };
+    },
+    adminGetMerchant: async (ctx) => ({ status: 200, body: await readMerchant(ctx, ctx.params.merchant_id!) }),
+    adminSetMerchantStatus: async (ctx) => {
+      await C.onMerchant(ctx.services, ctx.params.merchant_id!, (s) => M.setStatus(s, { status: ctx.body.status, at: ctx.services.clock.now().toISOString() }), meta(ctx));
+      return { status: 200, body: await readMerchant(ctx, ctx.params.merchant_id!) };
+    },
+    adminCreateApiKey: async (ctx) => {
+      const expiresAt = ctx.body.expires_at ? new Date(ctx.body.expires_at).toISOString() : null;
+      const { key, apiSecret } = await C.createApiKey(ctx.services, ctx.params.merchant_id!, expiresAt, meta(ctx));
+      return { status: 201, body: { ...keyView(key, ctx.services.clock.now()), api_secret: apiSecret } };
+    },
+    adminListApiKeys: async (ctx) => {
+      const state = await existing(ctx);
+      const now = ctx.services.clock.now();
+      const data = Object.values(state.keys).sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map((k) => keyView(k, now));
+      return { status: 200, body: { data } };
+    },
+    adminRotateApiKey: async (ctx) => {
+      const { key, apiSecret } = await C.rotateApiKey(ctx.services, ctx.params.merchant_id!, ctx.params.key_id!, ctx.body.grace_seconds ?? 0, meta(ctx));
+      return { status: 201, body: { id: key.keyId, api_key: key.apiKey, api_secret: apiSecret } };
+    },
+    adminRevokeApiKey: async (ctx) => {
+      const state = await C.onMerchant(ctx.services, ctx.params.merchant_id!, (s) => M.revokeApiKey(s, { keyId: ctx.params.key_id!, at: ctx.services.clock.now().toISOString() }), meta(ctx));
+      return { status: 200, body: keyView(state.keys[ctx.params.key_id!]!, ctx.services.clock.now()) };
+    },
+    adminSetWebhook: async (ctx) => {
+      await existing(ctx);
+      const policy = { allowPrivate: ctx.services.config.allowPrivateUrls, schemes: ['https:' as const], resolver: ctx.services.resolver };
+      try {
+        await checkUrl(ctx.body.url, policy);
+      } catch (err) {
+        if (err instanceof UnsafeUrlError) throw new DomainError('bad_request', `Webhook URL refused: ${err.message}`, [{ field: 'url', message: err.message }]);
+        throw err;
+      }
+      const r = await C.configureWebhook(ctx.services, ctx.params.merchant_id!, ctx.body.url, meta(ctx));
+      return { status: 200, body: { url: r.url, signing_secret: r.signingSecret } };
+    },
+    adminSetRouting: async (ctx) => {
+      const s = await C.onMerchant(ctx.services, ctx.params.merchant_id!, (st) => M.setRouting(st, { routing: ctx.body, at: ctx.services.clock.now().toISOString() }), meta(ctx));
+      return { status: 200, body: s.routing };
+    },
+    adminSetPricing: async (ctx) => {
+      const s = await C.onMerchant(ctx.services, ctx.params.merchant_id!, (st) => M.setPricing(st, { pricing: ctx.body, at: ctx.services.clock.now().toISOString() }), meta(ctx));
+      return { status: 200, body: s.pricing };
+    },
+  },
+};

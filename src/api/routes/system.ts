@@ -1,0 +1,51 @@
+// Public system routes: liveness, readiness, the OpenAPI document and its rendering.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { ApiModule } from '../module.ts';
+import { json } from '../openapi/common.ts';
+import { migrationsApplied } from '../../infra/db.ts';
+
+const pub = { 'x-auth': 'public' as const, tags: ['System'] };
+
+export const swaggerUiDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+
+const DOCS_HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Merchant Payments API</title><link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
+<body><div id="ui"></div><script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/init.js"></script></body></html>`;
+
+export function systemModule(getDocument: () => unknown): ApiModule {
+  return {
+    paths: {
+      '/healthz': { get: { ...pub, operationId: 'healthz', summary: 'Liveness', responses: { 200: json({ type: 'object' }) } } },
+      '/readyz': {
+        get: {
+          ...pub, operationId: 'readyz', summary: 'Readiness: event store, read-model database, bus, migrations',
+          responses: { 200: json({ type: 'object' }), 503: json({ type: 'object' }, 'Not ready') },
+        },
+      },
+      '/openapi.json': { get: { ...pub, operationId: 'openapi', summary: 'This document', responses: { 200: json({ type: 'object' }) } } },
+      '/docs': { get: { ...pub, operationId: 'docs', summary: 'This document, rendered', responses: { 200: { description: 'HTML' } } } },
+    },
+    handlers: {
+      healthz: async () => ({ status: 200, body: { status: 'ok' } }),
+      readyz: async (ctx) => {
+        const s = ctx.services;
+        const [store, bus, migrations] = await Promise.all([
+          s.store.healthy(),
+          s.bus.healthy(),
+          migrationsApplied(s.db).catch(() => false),
+        ]);
+        const database = await s.knex.raw('SELECT 1').then(() => true, () => false);
+        const checks = { event_store: store, database, bus, migrations };
+        const ready = Object.values(checks).every(Boolean);
+        return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks } };
+      },
+      openapi: async () => ({ status: 200, body: getDocument() }),
+      docs: async () => ({ status: 200, text: DOCS_HTML, contentType: 'text/html' }),
+    },
+  };
+}
+
+export const DOCS_INIT_JS = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui', deepLinking: true });`;

@@ -1,0 +1,94 @@
+// Request validation compiled from the OpenAPI document (ajv, JSON Schema 2020-12). Bodies are
+// checked as sent (no type coercion: "5000" is not 5000); query and path parameters, which arrive as
+// text, are coerced to their declared types.
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { ErrorDetail } from '../domain/errors.ts';
+import type { OpenApiDocument } from './openapi/document.ts';
+import type { Operation } from './module.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+export interface OperationValidator {
+  body?: ValidateFunction;
+  params?: ValidateFunction;
+  query?: ValidateFunction;
+}
+
+function makeAjv(document: OpenApiDocument, coerce: boolean): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: false, coerceTypes: coerce ? true : false, useDefaults: coerce });
+  addFormats(ajv);
+  ajv.addSchema({ $id: 'openapi', components: document.components }, 'openapi');
+  return ajv;
+}
+
+/** JSON Schema refs in the document point at '#/components/...'; resolve them inside 'openapi'. */
+function rebase(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(rebase);
+  if (schema && typeof schema === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(schema)) {
+      out[k] = k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `openapi${v}` : rebase(v);
+    }
+    return out;
+  }
+  return schema;
+}
+
+export function compileValidators(document: OpenApiDocument): Map<string, OperationValidator> {
+  const bodies = makeAjv(document, false);
+  const params = makeAjv(document, true);
+  const out = new Map<string, OperationValidator>();
+  for (const ops of Object.values(document.paths)) {
+    for (const op of Object.values(ops) as Operation[]) {
+      const v: OperationValidator = {};
+      const rb = op.requestBody as { content?: Record<string, { schema: unknown }> } | undefined;
+      const bodySchema = rb?.content?.['application/json']?.schema;
+      if (bodySchema) v.body = bodies.compile(rebase(bodySchema) as object);
+      const parameters = (op.parameters ?? []) as Array<{ name: string; in: string; required?: boolean; schema: unknown }>;
+      for (const where of ['path', 'query'] as const) {
+        const list = parameters.filter((p) => p.in === where);
+        if (list.length === 0) continue;
+        const schema = {
+          type: 'object',
+          properties: Object.fromEntries(list.map((p) => [p.name, rebase(p.schema)])),
+          required: list.filter((p) => p.required).map((p) => p.name),
+          additionalProperties: where === 'path',
+        };
+        const compiled = params.compile(schema);
+        if (where === 'path') v.params = compiled;
+        else v.query = compiled;
+      }
+      out.set(op.operationId, v);
+    }
+  }
+  return out;
+}
+
+export function describeErrors(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
+  const seen = new Set<string>();
+  const details: ErrorDetail[] = [];
+  for (const e of errors ?? []) {
+    let field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      const missing = (e.params as { missingProperty: string }).missingProperty;
+      field = field ? `${field}.${missing}` : missing;
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      const extra = (e.params as { additionalProperty: string }).additionalProperty;
+      field = field ? `${field}.${extra}` : extra;
+      message = 'is not a known field';
+    } else if (e.keyword === 'enum') {
+      message = `must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    } else if (e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf') {
+      continue; // the branch errors already name the fields
+    }
+    field = prefix + (field || '(body)');
+    const key = `${field}|${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    details.push({ field, message });
+  }
+  return details.slice(0, 50);
+}

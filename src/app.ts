@@ -1,0 +1,134 @@
+// The composition root: builds the services from the configuration and starts what the role runs.
+import fs from 'node:fs';
+import path from 'node:path';
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { systemClock, type Clock } from './infra/clock.ts';
+import { createLogger } from './infra/log.ts';
+import { openDatabase, migrate, type Database } from './infra/db.ts';
+import { PostgresEventStore } from './infra/eventstore/postgres.ts';
+import type { EventStore } from './infra/eventstore/types.ts';
+import { MemoryBus } from './infra/bus/memory.ts';
+import type { Bus } from './infra/bus/types.ts';
+import { Secrets } from './infra/secrets.ts';
+import { systemResolver, type Resolver } from './infra/url-safety.ts';
+import { Aggregates } from './commands/aggregates.ts';
+import { IdempotencyStore } from './commands/idempotency.ts';
+import { Projector } from './projections/projector.ts';
+import { createHttpApp } from './api/server.ts';
+import { systemModule } from './api/routes/system.ts';
+import { apiModules, projections, workers } from './registry.ts';
+import type { Services } from './services.ts';
+
+export interface AppOptions {
+  config: Config;
+  clock?: Clock;
+  log?: Logger;
+  resolver?: Resolver;
+  /** Use this database instead of opening one (tests). */
+  database?: Database;
+  bus?: Bus;
+  /** Listen on this port (0 = any free port); defaults to config.port. */
+  port?: number;
+}
+
+export interface RunningApp {
+  services: Services;
+  url: string | undefined;
+  server: http.Server | undefined;
+  stop(): Promise<void>;
+}
+
+/** A value kept in $DATA_DIR the first time it is needed (generated), unless given. */
+function persistent(dataDir: string, file: string, given: string | undefined, make: () => string): { value: string; generated: boolean } {
+  if (given) return { value: given, generated: false };
+  const p = path.join(dataDir, file);
+  if (fs.existsSync(p)) return { value: fs.readFileSync(p, 'utf8').trim(), generated: false };
+  fs.mkdirSync(dataDir, { recursive: true });
+  const value = make();
+  fs.writeFileSync(p, `${value}\n`, { mode: 0o600 });
+  return { value, generated: true };
+}
+
+export async function startApp(opts: AppOptions): Promise<RunningApp> {
+  const config = opts.config;
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? createLogger(config.logLevel);
+  const db = opts.database ?? (await openDatabase({
+    databaseUrl: config.databaseUrl,
+    pgliteDir: config.databaseUrl ? undefined : path.join(config.dataDir, 'pglite'),
+  }));
+  await migrate(db);
+
+  const admin = persistent(config.dataDir, 'admin-token', config.adminToken, () => randomBytes(24).toString('base64url'));
+  if (admin.generated) {
+    // Printed once, on the run that generated it; kept in $DATA_DIR/admin-token.
+    log.info(`operator token generated: ${admin.value} (kept in ${path.join(config.dataDir, 'admin-token')})`);
+  }
+  const serverKey = persistent(config.dataDir, 'server-key', config.secretHashKey, () => randomBytes(32).toString('base64url'));
+
+  const store: EventStore = new PostgresEventStore(db, clock);
+  await (store as PostgresEventStore).start();
+  const bus: Bus = opts.bus ?? new MemoryBus();
+  const aggregates = new Aggregates(store);
+  const projector = new Projector(db.knex, store, projections, log);
+
+  const services: Services = {
+    config, clock, log, db, knex: db.knex, store, bus, aggregates, projector,
+    secrets: new Secrets(serverKey.value),
+    adminToken: admin.value,
+    resolver: opts.resolver ?? systemResolver,
+    idempotency: new IdempotencyStore(db.knex, clock),
+    settle: async (position) => {
+      if (position !== undefined) await projector.waitFor(position);
+    },
+  };
+
+  await projector.start();
+  const stops: Array<() => Promise<void>> = [];
+  if (config.role !== 'api') {
+    for (const w of workers) stops.push(await w.start(services));
+  }
+
+  let server: http.Server | undefined;
+  let url: string | undefined;
+  if (config.role !== 'worker') {
+    let document: unknown;
+    const { app, document: doc } = createHttpApp(services, [systemModule(() => document), ...apiModules]);
+    document = doc;
+    server = http.createServer({ headersTimeout: 20_000, requestTimeout: 30_000, maxHeaderSize: 16 * 1024 }, app);
+    server.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(opts.port ?? config.port, config.host, () => resolve());
+    });
+    const address = server.address() as AddressInfo;
+    url = `http://${config.host}:${address.port}`;
+    log.info({ url, role: config.role, store: store.name, bus: bus.name }, 'merchant payments API listening');
+  }
+
+  let stopped = false;
+  return {
+    services,
+    url,
+    server,
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      // Stop taking requests, let in-flight ones finish, then stop workers and readers.
+      if (server) {
+        const closing = new Promise<void>((r) => server!.close(() => r()));
+        server.closeIdleConnections();
+        await closing;
+      }
+      for (const s of stops.reverse()) await s();
+      await projector.stop();
+      await bus.close();
+      await store.close();
+      if (!opts.database) await db.close();
+    },
+  };
+}

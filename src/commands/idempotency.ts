@@ -1,0 +1,113 @@
+// Idempotency (CONTRACT.md §6), stored in PostgreSQL. The first request claims the key; a retry
+// with the same body replays the stored outcome; another body is a conflict; a duplicate while the
+// first runs is "in progress". A claim whose process died is taken over after its lease, keeping the
+// same resource id, so the retried create finds what the first attempt may already have written.
+import { createHash, randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Clock } from '../infra/clock.ts';
+import { DomainError } from '../domain/errors.ts';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const LEASE_MS = 30_000;
+/** 1 to 255 printable ASCII characters. */
+export function validKey(key: string): boolean {
+  return key.length >= 1 && key.length <= 255 && /^[\x20-\x7e]+$/.test(key);
+}
+
+/** Stable JSON: object keys sorted, so key order and whitespace do not change the hash. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value as object).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export function requestHash(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method}\n${path}\n${canonicalJson(body)}`).digest('hex');
+}
+
+export type Claim =
+  | { kind: 'run'; resourceId: string }
+  | { kind: 'replay'; status: number; body: unknown };
+
+interface Row {
+  method: string;
+  path: string;
+  request_hash: string;
+  resource_id: string;
+  state: 'in_progress' | 'completed';
+  response_status: number | null;
+  response_body: unknown;
+  locked_until: Date | string;
+  expires_at: Date | string;
+}
+
+export class IdempotencyStore {
+  constructor(
+    private readonly knex: Knex,
+    private readonly clock: Clock,
+  ) {}
+
+  async claim(merchantId: string, key: string, method: string, path: string, hash: string): Promise<Claim> {
+    return this.knex.transaction(async (tx) => {
+      const now = this.clock.now();
+      const resourceId = randomUUID();
+      const inserted = await tx.raw<{ rows: unknown[] }>(
+        `INSERT INTO idempotency_keys
+           (merchant_id, key, method, path, request_hash, resource_id, state, locked_until, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, ?)
+         ON CONFLICT (merchant_id, key) DO NOTHING RETURNING key`,
+        [merchantId, key, method, path, hash, resourceId, new Date(now.getTime() + LEASE_MS), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
+      );
+      if (inserted.rows.length === 1) return { kind: 'run', resourceId };
+
+      const found = await tx.raw<{ rows: Row[] }>(
+        'SELECT * FROM idempotency_keys WHERE merchant_id = ? AND key = ? FOR UPDATE',
+        [merchantId, key],
+      );
+      const row = found.rows[0]!;
+      if (new Date(row.expires_at).getTime() <= now.getTime()) {
+        // Expired: the key is free again; this request starts afresh.
+        await tx.raw(
+          `UPDATE idempotency_keys SET method = ?, path = ?, request_hash = ?, resource_id = ?, state = 'in_progress',
+             response_status = NULL, response_body = NULL, locked_until = ?, created_at = ?, expires_at = ?
+           WHERE merchant_id = ? AND key = ?`,
+          [method, path, hash, resourceId, new Date(now.getTime() + LEASE_MS), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS), merchantId, key],
+        );
+        return { kind: 'run', resourceId };
+      }
+      if (row.request_hash !== hash || row.method !== method || row.path !== path) {
+        throw new DomainError('idempotency_conflict', 'This Idempotency-Key was used with a different request');
+      }
+      if (row.state === 'completed') return { kind: 'replay', status: row.response_status!, body: row.response_body };
+      if (new Date(row.locked_until).getTime() > now.getTime()) {
+        throw new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed');
+      }
+      // The first attempt's process is gone: take over with the same resource id.
+      await tx.raw('UPDATE idempotency_keys SET locked_until = ? WHERE merchant_id = ? AND key = ?', [
+        new Date(now.getTime() + LEASE_MS), merchantId, key,
+      ]);
+      return { kind: 'run', resourceId: row.resource_id };
+    });
+  }
+
+  async complete(merchantId: string, key: string, status: number, body: unknown): Promise<void> {
+    await this.knex.raw(
+      `UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_body = ?::jsonb
+       WHERE merchant_id = ? AND key = ?`,
+      [status, JSON.stringify(body), merchantId, key],
+    );
+  }
+
+  /** A 5xx is not an outcome: forget the claim so a retry can succeed. */
+  async release(merchantId: string, key: string): Promise<void> {
+    await this.knex.raw(`DELETE FROM idempotency_keys WHERE merchant_id = ? AND key = ? AND state = 'in_progress'`, [merchantId, key]);
+  }
+
+  async purgeExpired(): Promise<number> {
+    const r = await this.knex.raw<{ rowCount: number; rows: unknown[] }>('DELETE FROM idempotency_keys WHERE expires_at < ? RETURNING key', [this.clock.now()]);
+    return r.rows.length;
+  }
+}

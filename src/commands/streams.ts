@@ -1,0 +1,10 @@
+// Stream names, one place: `<aggregate>-<id>`.
+export const streams = {
+  merchant: (id: string) => `merchant-${id}`,
+  customer: (id: string) => `customer-${id}`,
+  quote: (id: string) => `quote-${id}`,
+  payin: (id: string) => `payin-${id}`,
+  payout: (id: string) => `payout-${id}`,
+  transfer: (id: string) => `transfer-${id}`,
+  wallet: (merchantId: string, currency: string) => `wallet-${merchantId}-${currency}`,
+};

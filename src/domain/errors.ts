@@ -1,0 +1,55 @@
+// Business refusals carry the contract's error code from where they arise; the API maps codes to
+// HTTP statuses in one place (api/errors.ts).
+export type ErrorCode =
+  | 'bad_request'
+  | 'unsupported_route'
+  | 'amount_out_of_range'
+  | 'idempotency_key_required'
+  | 'idempotency_conflict'
+  | 'idempotency_in_progress'
+  | 'unauthorized'
+  | 'not_found'
+  | 'quote_expired'
+  | 'quote_not_active'
+  | 'quote_mismatch'
+  | 'insufficient_balance'
+  | 'corridor_not_configured'
+  | 'operator_not_enabled'
+  | 'otp_required'
+  | 'relaunch_not_allowed'
+  | 'customer_not_found'
+  | 'quote_not_found'
+  | 'kyc_required'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal_error';
+
+export interface ErrorDetail {
+  field: string;
+  message: string;
+}
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const refuse = (code: ErrorCode, message: string, details?: ErrorDetail[]): never => {
+  throw new DomainError(code, message, details);
+};
+
+/** A broken invariant: the process must stop rather than carry on with corrupt money. */
+export class InvariantViolation extends Error {
+  override name = 'InvariantViolation';
+}
+
+export function invariant(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new InvariantViolation(message);
+}

@@ -1,0 +1,201 @@
+// The merchant aggregate: account status, API keys, webhook endpoint, routing and pricing.
+// Secrets never enter events in clear: API secrets as keyed hashes, the signing secret sealed.
+import { DomainError, refuse } from './errors.ts';
+import { unreachable, type DomainEvent } from './decider.ts';
+import { OPERATOR_CODES, ALL_CORRIDORS } from './catalogue.ts';
+
+export interface Routing {
+  payin_operators: string[];
+  payout_operators: string[];
+  corridors: string[];
+  /** Operators whose payouts and transfers need the customer's KYC `verified`. */
+  kyc_required_operators: string[];
+}
+
+export interface PriceRule {
+  percent: string;
+  fixed: string;
+}
+
+export interface Pricing {
+  payin: PriceRule;
+  payout: PriceRule;
+  transfer: PriceRule;
+}
+
+export type MerchantStatus = 'active' | 'inactive';
+
+export interface ApiKey {
+  keyId: string;
+  apiKey: string;
+  status: 'active' | 'revoked';
+  expiresAt: string | null;
+  createdAt: string;
+}
+
+export type MerchantEvent =
+  | DomainEvent<'merchant.created', { merchant_id: string; name: string; routing: Routing; pricing: Pricing; at: string }>
+  | DomainEvent<'merchant.status_changed', { status: MerchantStatus; at: string }>
+  | DomainEvent<'merchant.api_key_created', { key_id: string; api_key: string; secret_hash: string; expires_at: string | null; at: string }>
+  | DomainEvent<'merchant.api_key_rotated', { key_id: string; secret_hash: string; previous_secret_hash: string; previous_valid_until: string; at: string }>
+  | DomainEvent<'merchant.api_key_revoked', { key_id: string; at: string }>
+  | DomainEvent<'merchant.webhook_configured', { url: string; signing_secret_sealed: string; at: string }>
+  | DomainEvent<'merchant.routing_set', { routing: Routing; at: string }>
+  | DomainEvent<'merchant.pricing_set', { pricing: Pricing; at: string }>;
+
+export interface MerchantState {
+  exists: boolean;
+  id: string;
+  name: string;
+  status: MerchantStatus;
+  routing: Routing;
+  pricing: Pricing;
+  keys: Record<string, ApiKey & { secretHash: string }>;
+  webhookUrl: string | null;
+  createdAt: string;
+}
+
+export const DEFAULT_ROUTING: Routing = {
+  payin_operators: [...OPERATOR_CODES],
+  payout_operators: [...OPERATOR_CODES],
+  corridors: [],
+  kyc_required_operators: [],
+};
+
+export const DEFAULT_PRICING: Pricing = {
+  payin: { percent: '1.5', fixed: '0' },
+  payout: { percent: '1', fixed: '0' },
+  transfer: { percent: '2', fixed: '0' },
+};
+
+export const merchantDecider = {
+  initialState: (): MerchantState => ({
+    exists: false, id: '', name: '', status: 'active', routing: DEFAULT_ROUTING, pricing: DEFAULT_PRICING,
+    keys: {}, webhookUrl: null, createdAt: '',
+  }),
+  evolve(s: MerchantState, e: MerchantEvent): MerchantState {
+    switch (e.type) {
+      case 'merchant.created':
+        return { ...s, exists: true, id: e.data.merchant_id, name: e.data.name, routing: e.data.routing, pricing: e.data.pricing, createdAt: e.data.at };
+      case 'merchant.status_changed':
+        return { ...s, status: e.data.status };
+      case 'merchant.api_key_created':
+        return {
+          ...s,
+          keys: {
+            ...s.keys,
+            [e.data.key_id]: {
+              keyId: e.data.key_id, apiKey: e.data.api_key, status: 'active', expiresAt: e.data.expires_at,
+              createdAt: e.data.at, secretHash: e.data.secret_hash,
+            },
+          },
+        };
+      case 'merchant.api_key_rotated': {
+        const k = s.keys[e.data.key_id]!;
+        return { ...s, keys: { ...s.keys, [e.data.key_id]: { ...k, secretHash: e.data.secret_hash } } };
+      }
+      case 'merchant.api_key_revoked': {
+        const k = s.keys[e.data.key_id]!;
+        return { ...s, keys: { ...s.keys, [e.data.key_id]: { ...k, status: 'revoked' } } };
+      }
+      case 'merchant.webhook_configured':
+        return { ...s, webhookUrl: e.data.url };
+      case 'merchant.routing_set':
+        return { ...s, routing: e.data.routing };
+      case 'merchant.pricing_set':
+        return { ...s, pricing: e.data.pricing };
+      default:
+        return unreachable(e);
+    }
+  },
+};
+
+// ---- decisions (pure; time and generated values arrive in the command) ----
+
+export function createMerchant(s: MerchantState, c: { merchantId: string; name: string; at: string }): MerchantEvent[] {
+  if (s.exists) return []; // a retried create with the same id: already done
+  return [{ type: 'merchant.created', data: { merchant_id: c.merchantId, name: c.name, routing: DEFAULT_ROUTING, pricing: DEFAULT_PRICING, at: c.at } }];
+}
+
+function mustExist(s: MerchantState): void {
+  if (!s.exists) refuse('not_found', 'Merchant not found');
+}
+
+export function setStatus(s: MerchantState, c: { status: MerchantStatus; at: string }): MerchantEvent[] {
+  mustExist(s);
+  if (s.status === c.status) return [];
+  return [{ type: 'merchant.status_changed', data: { status: c.status, at: c.at } }];
+}
+
+export function createApiKey(
+  s: MerchantState,
+  c: { keyId: string; apiKey: string; secretHash: string; expiresAt: string | null; at: string },
+): MerchantEvent[] {
+  mustExist(s);
+  if (c.expiresAt !== null && Date.parse(c.expiresAt) <= Date.parse(c.at)) {
+    refuse('bad_request', 'expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }]);
+  }
+  return [{ type: 'merchant.api_key_created', data: { key_id: c.keyId, api_key: c.apiKey, secret_hash: c.secretHash, expires_at: c.expiresAt, at: c.at } }];
+}
+
+export function rotateApiKey(
+  s: MerchantState,
+  c: { keyId: string; secretHash: string; graceSeconds: number; at: string },
+): MerchantEvent[] {
+  mustExist(s);
+  const key = s.keys[c.keyId];
+  if (!key) refuse('not_found', 'API key not found');
+  if (key!.status === 'revoked') refuse('bad_request', 'A revoked key cannot be rotated');
+  const until = new Date(Date.parse(c.at) + c.graceSeconds * 1000).toISOString();
+  return [{
+    type: 'merchant.api_key_rotated',
+    data: { key_id: c.keyId, secret_hash: c.secretHash, previous_secret_hash: key!.secretHash, previous_valid_until: until, at: c.at },
+  }];
+}
+
+export function revokeApiKey(s: MerchantState, c: { keyId: string; at: string }): MerchantEvent[] {
+  mustExist(s);
+  const key = s.keys[c.keyId];
+  if (!key) refuse('not_found', 'API key not found');
+  if (key!.status === 'revoked') return [];
+  return [{ type: 'merchant.api_key_revoked', data: { key_id: c.keyId, at: c.at } }];
+}
+
+export function configureWebhook(s: MerchantState, c: { url: string; sealedSecret: string; at: string }): MerchantEvent[] {
+  mustExist(s);
+  return [{ type: 'merchant.webhook_configured', data: { url: c.url, signing_secret_sealed: c.sealedSecret, at: c.at } }];
+}
+
+export function setRouting(s: MerchantState, c: { routing: Partial<Routing>; at: string }): MerchantEvent[] {
+  mustExist(s);
+  const routing: Routing = { ...s.routing, ...c.routing };
+  const details = [
+    ...unknownCodes('payin_operators', routing.payin_operators, OPERATOR_CODES),
+    ...unknownCodes('payout_operators', routing.payout_operators, OPERATOR_CODES),
+    ...unknownCodes('kyc_required_operators', routing.kyc_required_operators, OPERATOR_CODES),
+    ...unknownCodes('corridors', routing.corridors, ALL_CORRIDORS),
+  ];
+  if (details.length > 0) throw new DomainError('bad_request', 'Unknown codes in routing', details);
+  const dedupe = (a: string[]) => [...new Set(a)];
+  return [{
+    type: 'merchant.routing_set',
+    data: {
+      routing: {
+        payin_operators: dedupe(routing.payin_operators),
+        payout_operators: dedupe(routing.payout_operators),
+        corridors: dedupe(routing.corridors),
+        kyc_required_operators: dedupe(routing.kyc_required_operators),
+      },
+      at: c.at,
+    },
+  }];
+}
+
+function unknownCodes(field: string, values: string[], known: readonly string[]) {
+  return values.filter((v) => !known.includes(v)).map((v) => ({ field, message: `unknown code ${v}` }));
+}
+
+export function setPricing(s: MerchantState, c: { pricing: Partial<Pricing>; at: string }): MerchantEvent[] {
+  mustExist(s);
+  return [{ type: 'merchant.pricing_set', data: { pricing: { ...s.pricing, ...c.pricing }, at: c.at } }];
+}

@@ -1,0 +1,61 @@
+// The bus between the event store's forwarder, the API and the workers. Two implementations: the
+// in-process one (embedded mode) and NATS JetStream. Both deliver at least once, so every handler is
+// idempotent; retry delays are chosen by the handler (nak with delay), never by the bus.
+
+export interface BusMessage<D = unknown> {
+  /** Unique id: publishing the same id twice delivers it once (within the bus's dedupe window). */
+  id: string;
+  subject: string;
+  data: D;
+  /** 1 on the first delivery. */
+  deliveryCount: number;
+}
+
+/** What a handler answers: nothing (acknowledged) or a redelivery after a delay it chooses. */
+export type HandlerOutcome = void | { retryAfterMs: number };
+
+export interface ConsumerOptions {
+  /** Durable consumer name: its position survives restarts (prefixed on NATS). */
+  durable: string;
+  /** Subjects, with `*` (one token) and `>` (the rest) wildcards. */
+  subjects: string[];
+  handler: (msg: BusMessage) => Promise<HandlerOutcome>;
+  /** After this many failed deliveries the message goes to the dead-letter subject. */
+  maxDeliver?: number;
+  /** Delay before a redelivery when the handler throws, by delivery count. */
+  backoffMs?: (deliveryCount: number) => number;
+  /** Messages handled at once by this consumer. */
+  concurrency?: number;
+}
+
+export interface Consumer {
+  stop(): Promise<void>;
+}
+
+export interface Bus {
+  readonly name: string;
+  publish(subject: string, id: string, data: unknown): Promise<void>;
+  consume(opts: ConsumerOptions): Promise<Consumer>;
+  /** Messages that exhausted their deliveries, for operators and tests. */
+  deadLetterSubject(durable: string): string;
+  healthy(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MAX_DELIVER = 20;
+
+export function defaultBackoffMs(deliveryCount: number): number {
+  return Math.min(60_000, 250 * 2 ** Math.min(deliveryCount - 1, 10));
+}
+
+/** NATS-style subject matching: `*` one token, `>` one or more trailing tokens. */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const p = pattern.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length) return false;
+    if (p[i] !== '*' && p[i] !== s[i]) return false;
+  }
+  return p.length === s.length;
+}

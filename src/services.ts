@@ -1,0 +1,33 @@
+// What handlers and workers are given: the composition root (app.ts) builds one of these.
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { Clock } from './infra/clock.ts';
+import type { Database } from './infra/db.ts';
+import type { EventStore } from './infra/eventstore/types.ts';
+import type { Bus } from './infra/bus/types.ts';
+import type { Secrets } from './infra/secrets.ts';
+import type { Resolver } from './infra/url-safety.ts';
+import type { Aggregates } from './commands/aggregates.ts';
+import type { IdempotencyStore } from './commands/idempotency.ts';
+import type { Projector } from './projections/projector.ts';
+
+export interface Services {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  db: Database;
+  knex: Knex;
+  store: EventStore;
+  bus: Bus;
+  aggregates: Aggregates;
+  projector: Projector;
+  secrets: Secrets;
+  /** DNS resolution for outbound URL checks (tests stub it). */
+  resolver: Resolver;
+  /** The operator token in force (ADMIN_TOKEN, or the one generated at first start). */
+  adminToken: string;
+  idempotency: IdempotencyStore;
+  /** Read-your-writes: waits until every read model includes the given position. */
+  settle(position: bigint | undefined): Promise<void>;
+}
