@@ -3,10 +3,13 @@ import type { ApiModule } from './api/module.ts';
 import type { Projection } from './projections/projection.ts';
 import type { Services } from './services.ts';
 import { adminMerchants } from './api/routes/admin-merchants.ts';
+import { operatorsModule } from './api/routes/operators.ts';
 import { merchantsProjection } from './projections/merchants.ts';
+import { eventForwarder } from './workers/event-forwarder.ts';
 
 export const apiModules: ApiModule[] = [
   adminMerchants,
+  operatorsModule,
 ];
 
 export const projections: Projection[] = [
@@ -20,4 +23,5 @@ export interface Worker {
 }
 
 export const workers: Worker[] = [
+  eventForwarder,
 ];

@@ -1,0 +1,105 @@
+// Starts the whole service in-process on a fresh database (PGlite, or a new PostgreSQL database
+// when DATABASE_URL is set) and gives tests a small HTTP client for the operator and merchant APIs.
+import os from 'node:os';
+import path from 'node:path';
+import fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { startApp, type RunningApp, type AppOptions } from '../../src/app.ts';
+import { systemClock, type ManualClock, type Clock } from '../../src/infra/clock.ts';
+import { createLogger } from '../../src/infra/log.ts';
+import { testDatabase } from './db.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export interface HttpResult<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+}
+
+export async function request(url: string, method: string, p: string, opts: { body?: unknown; headers?: Record<string, string>; raw?: string } = {}): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  let payload: string | undefined;
+  if (opts.raw !== undefined) payload = opts.raw;
+  else if (opts.body !== undefined) {
+    payload = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(url + p, { method, headers, body: payload });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch { /* not JSON */ }
+  return { status: res.status, body, headers: res.headers, text };
+}
+
+export interface MerchantCreds {
+  merchantId: string;
+  keyId: string;
+  apiKey: string;
+  apiSecret: string;
+}
+
+export interface TestApp {
+  app: RunningApp;
+  url: string;
+  clock: Clock;
+  config: Config;
+  admin(method: string, p: string, body?: unknown): Promise<HttpResult>;
+  /** A call with a merchant's credentials; `idem` adds an Idempotency-Key (a random one when true). */
+  as(m: MerchantCreds, method: string, p: string, body?: unknown, opts?: { idem?: string | boolean; headers?: Record<string, string> }): Promise<HttpResult>;
+  /** A new active merchant with one API key. */
+  newMerchant(name?: string): Promise<MerchantCreds>;
+  stop(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  clock?: ManualClock;
+  resolver?: AppOptions['resolver'];
+}
+
+export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-test-'));
+  const tdb = await testDatabase();
+  const config = loadConfig({
+    ADMIN_TOKEN, DATA_DIR: dataDir, SANDBOX_SETTLE_MS: '50', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ALLOW_PRIVATE_URLS: 'true', ...opts.env,
+  }, []);
+  const clock: Clock = opts.clock ?? systemClock;
+  const app = await startApp({
+    config: { ...config, databaseUrl: tdb.url },
+    database: tdb.db,
+    clock,
+    log: createLogger(config.logLevel),
+    port: 0,
+    ...(opts.resolver ? { resolver: opts.resolver } : {}),
+  });
+  const url = app.url!;
+  const admin = (method: string, p: string, body?: unknown) =>
+    request(url, method, p, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const as: TestApp['as'] = (m, method, p, body, o = {}) => {
+    const headers: Record<string, string> = { 'x-api-key': m.apiKey, 'x-api-secret': m.apiSecret, ...(o.headers ?? {}) };
+    if (o.idem) headers['idempotency-key'] = o.idem === true ? randomBytes(8).toString('hex') : o.idem;
+    return request(url, method, p, { body, headers });
+  };
+  return {
+    app, url, clock, config,
+    admin, as,
+    async newMerchant(name = 'Test merchant') {
+      const m = await admin('POST', '/admin/merchants', { name });
+      if (m.status !== 201) throw new Error(`merchant create failed: ${m.status} ${m.text}`);
+      const k = await admin('POST', `/admin/merchants/${m.body.id}/api-keys`, {});
+      if (k.status !== 201) throw new Error(`key create failed: ${k.status} ${k.text}`);
+      return { merchantId: m.body.id, keyId: k.body.id, apiKey: k.body.api_key, apiSecret: k.body.api_secret };
+    },
+    async stop() {
+      await app.stop();
+      await tdb.teardown();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
