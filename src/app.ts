@@ -18,6 +18,7 @@ import { systemResolver, type Resolver } from './infra/url-safety.ts';
 import { Aggregates } from './commands/aggregates.ts';
 import { IdempotencyStore } from './commands/idempotency.ts';
 import { Projector } from './projections/projector.ts';
+import { Scheduler } from './infra/scheduler.ts';
 import { createHttpApp } from './api/server.ts';
 import { systemModule } from './api/routes/system.ts';
 import { apiModules, projections, workers } from './registry.ts';
@@ -82,6 +83,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     adminToken: admin.value,
     resolver: opts.resolver ?? systemResolver,
     idempotency: new IdempotencyStore(db.knex, clock),
+    scheduler: new Scheduler(db.knex, clock, log),
     settle: async (position) => {
       if (position !== undefined) await projector.waitFor(position);
     },
@@ -91,6 +93,8 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   const stops: Array<() => Promise<void>> = [];
   if (config.role !== 'api') {
     for (const w of workers) stops.push(await w.start(services));
+    services.scheduler.start();
+    stops.push(() => services.scheduler.stop());
   }
 
   let server: http.Server | undefined;

@@ -11,6 +11,7 @@ import type { Resolver } from './infra/url-safety.ts';
 import type { Aggregates } from './commands/aggregates.ts';
 import type { IdempotencyStore } from './commands/idempotency.ts';
 import type { Projector } from './projections/projector.ts';
+import type { Scheduler } from './infra/scheduler.ts';
 
 export interface Services {
   config: Config;
@@ -28,6 +29,8 @@ export interface Services {
   /** The operator token in force (ADMIN_TOKEN, or the one generated at first start). */
   adminToken: string;
   idempotency: IdempotencyStore;
+  /** Durable timers (provider re-checks, webhook retries). Workers register kinds at start. */
+  scheduler: Scheduler;
   /** Read-your-writes: waits until every read model includes the given position. */
   settle(position: bigint | undefined): Promise<void>;
 }

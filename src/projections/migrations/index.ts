@@ -3,6 +3,7 @@
 import type { Knex } from 'knex';
 import * as m001 from './001_event_store.ts';
 import * as m002 from './002_idempotency_and_merchants.ts';
+import * as m005 from './005_jobs.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -12,6 +13,7 @@ export interface Migration {
 const migrations: Array<[string, Migration]> = [
   ['001_event_store', m001],
   ['002_idempotency_and_merchants', m002],
+  ['005_jobs', m005],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

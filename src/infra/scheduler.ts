@@ -1,0 +1,178 @@
+// Durable timers in the database: a job is (kind, key) → payload, due at a time. Workers in any
+// process claim due jobs with FOR UPDATE SKIP LOCKED under a lease, so each runs in one place at a
+// time, survives restarts, and is retried if its process dies mid-run (the lease expires).
+// Scheduling is idempotent by (kind, key).
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Clock } from './clock.ts';
+
+export interface Job<P = any> {
+  kind: string;
+  key: string;
+  payload: P;
+  /** 1 on the first run. */
+  attempts: number;
+  dueAt: Date;
+}
+
+/** Done (the job is deleted), or run again later. */
+export type JobOutcome = void | { retryAt: Date };
+
+export interface JobKindOptions {
+  concurrency?: number;
+  /** How long one run may take before another process may take the job over. */
+  leaseMs?: number;
+  /** Delay before retrying a run that threw, by attempt. */
+  errorBackoffMs?: (attempts: number) => number;
+}
+
+interface Kind {
+  name: string;
+  handler: (job: Job) => Promise<JobOutcome>;
+  concurrency: number;
+  leaseMs: number;
+  errorBackoffMs: (attempts: number) => number;
+  running: number;
+  timer: NodeJS.Timeout | undefined;
+  nextWake: number;
+}
+
+const POLL_MS = 250;
+const MAX_CLAIM = 100;
+
+interface Row { kind: string; key: string; payload: unknown; attempts: number; due_at: Date | string }
+
+export class Scheduler {
+  private kinds = new Map<string, Kind>();
+  private started = false;
+  private stopped = false;
+  private inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly knex: Knex,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  register(name: string, handler: (job: Job) => Promise<JobOutcome>, opts: JobKindOptions = {}): void {
+    if (this.kinds.has(name)) throw new Error(`job kind ${name} registered twice`);
+    this.kinds.set(name, {
+      name, handler, concurrency: opts.concurrency ?? 8, leaseMs: opts.leaseMs ?? 60_000,
+      errorBackoffMs: opts.errorBackoffMs ?? ((n) => Math.min(300_000, 1000 * 2 ** Math.min(n, 8))),
+      running: 0, timer: undefined, nextWake: 0,
+    });
+    if (this.started) this.wake(name, 0);
+  }
+
+  /**
+   * Schedules (kind, key) at dueAt. If it already exists it is left alone, unless `replace`, which
+   * moves it to the new time and payload. Pass a transaction to schedule atomically with other writes.
+   */
+  async schedule(kind: string, key: string, payload: unknown, dueAt: Date, opts: { replace?: boolean; tx?: Knex | Knex.Transaction } = {}): Promise<void> {
+    const q = opts.tx ?? this.knex;
+    const conflict = opts.replace
+      ? 'DO UPDATE SET payload = excluded.payload, due_at = excluded.due_at, attempts = 0, locked_until = NULL, lease_id = NULL'
+      : 'DO NOTHING';
+    await q.raw(
+      `INSERT INTO jobs (kind, key, payload, due_at, created_at) VALUES (?, ?, ?::jsonb, ?, ?)
+       ON CONFLICT (kind, key) ${conflict}`,
+      [kind, key, JSON.stringify(payload), dueAt, this.clock.now()],
+    );
+    if (this.started && this.kinds.has(kind)) this.wake(kind, dueAt.getTime() - this.clock.now().getTime());
+  }
+
+  async cancel(kind: string, key: string): Promise<void> {
+    await this.knex.raw('DELETE FROM jobs WHERE kind = ? AND key = ?', [kind, key]);
+  }
+
+  start(): void {
+    this.started = true;
+    for (const k of this.kinds.keys()) this.wake(k, 0);
+  }
+
+  /** Runs the kind's poll after `inMs` (sooner wakes win). */
+  private wake(name: string, inMs: number): void {
+    const k = this.kinds.get(name)!;
+    if (this.stopped) return;
+    const delay = Math.max(0, Math.min(inMs, POLL_MS));
+    const at = Date.now() + delay;
+    if (k.timer && k.nextWake <= at) return;
+    if (k.timer) clearTimeout(k.timer);
+    k.nextWake = at;
+    k.timer = setTimeout(() => {
+      k.timer = undefined;
+      void this.poll(k);
+    }, delay);
+  }
+
+  private async poll(k: Kind): Promise<void> {
+    if (this.stopped) return;
+    const free = k.concurrency - k.running;
+    let claimed: Array<Row & { lease_id: string }> = [];
+    if (free > 0) {
+      try {
+        claimed = await this.claim(k, Math.min(free, MAX_CLAIM));
+      } catch (err) {
+        this.log.error({ err, kind: k.name }, 'job claim failed');
+      }
+    }
+    for (const row of claimed) this.run(k, row);
+    // More may be due right away if we filled our slots; otherwise poll again later.
+    this.wake(k.name, claimed.length > 0 && claimed.length === free ? 20 : POLL_MS);
+  }
+
+  private async claim(k: Kind, limit: number): Promise<Array<Row & { lease_id: string }>> {
+    const now = this.clock.now();
+    const leaseId = randomUUID();
+    const r = await this.knex.raw<{ rows: Array<Row & { lease_id: string }> }>(
+      `UPDATE jobs SET locked_until = ?, lease_id = ?, attempts = attempts + 1
+       WHERE (kind, key) IN (
+         SELECT kind, key FROM jobs
+         WHERE kind = ? AND due_at <= ? AND (locked_until IS NULL OR locked_until < ?)
+         ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED)
+       RETURNING kind, key, payload, attempts, due_at, lease_id`,
+      [new Date(now.getTime() + k.leaseMs), leaseId, k.name, now, now, limit],
+    );
+    return r.rows;
+  }
+
+  private run(k: Kind, row: Row & { lease_id: string }): void {
+    k.running++;
+    const job: Job = { kind: row.kind, key: row.key, payload: row.payload, attempts: row.attempts, dueAt: new Date(row.due_at) };
+    const p = (async () => {
+      try {
+        const outcome = await k.handler(job);
+        if (outcome && outcome.retryAt) {
+          await this.knex.raw(
+            'UPDATE jobs SET due_at = ?, locked_until = NULL, lease_id = NULL WHERE kind = ? AND key = ? AND lease_id = ?',
+            [outcome.retryAt, row.kind, row.key, row.lease_id],
+          );
+          this.wake(k.name, outcome.retryAt.getTime() - this.clock.now().getTime());
+        } else {
+          // Only our lease's run is removed: a replace() during the run scheduled a new one.
+          await this.knex.raw('DELETE FROM jobs WHERE kind = ? AND key = ? AND lease_id = ?', [row.kind, row.key, row.lease_id]);
+        }
+      } catch (err) {
+        this.log.warn({ err, kind: k.name, key: row.key, attempts: row.attempts }, 'job failed; will retry');
+        const retryAt = new Date(this.clock.now().getTime() + k.errorBackoffMs(row.attempts));
+        await this.knex.raw(
+          'UPDATE jobs SET due_at = ?, locked_until = NULL, lease_id = NULL, last_error = ? WHERE kind = ? AND key = ? AND lease_id = ?',
+          [retryAt, String((err as Error)?.message ?? err).slice(0, 500), row.kind, row.key, row.lease_id],
+        ).catch(() => undefined);
+      } finally {
+        k.running--;
+        this.wake(k.name, 0);
+      }
+    })();
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
+  }
+
+  /** Stops claiming; waits for running jobs to finish (unfinished ones are retried after their lease). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const k of this.kinds.values()) if (k.timer) clearTimeout(k.timer);
+    await Promise.allSettled([...this.inFlight]);
+  }
+}
