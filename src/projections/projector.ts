@@ -34,9 +34,26 @@ export async function applyBatch(knex: Knex, projection: Projection, events: Rec
   });
 }
 
+/** Applies one batch to several projections in one transaction, each behind its own checkpoint. */
+export async function applyBatchToAll(knex: Knex, projections: Projection[], events: RecordedEvent[]): Promise<void> {
+  await knex.transaction(async (tx) => {
+    for (const projection of projections) {
+      const at = await readCheckpoint(tx, projection.name, true);
+      const fresh = events.filter((e) => e.position > at);
+      if (fresh.length === 0) continue;
+      await projection.apply(tx, fresh);
+      await writeCheckpoint(tx, projection.name, fresh[fresh.length - 1]!.position);
+    }
+  });
+}
+
+/**
+ * Runs every projection from one subscription: one read of the global order per batch and one
+ * transaction that moves every projection's checkpoint with its rows.
+ */
 export class Projector {
-  private subs: Subscription[] = [];
-  private readonly positions = new Map<string, bigint>();
+  private sub: Subscription | undefined;
+  private position = 0n;
   private waiters: Array<{ position: bigint; resolve: () => void }> = [];
 
   constructor(
@@ -47,27 +64,27 @@ export class Projector {
   ) {}
 
   async start(): Promise<void> {
+    let after: bigint | undefined;
     for (const p of this.projections) {
-      const after = await readCheckpoint(this.knex, p.name);
-      this.positions.set(p.name, after);
-      this.subs.push(this.store.subscribe({
-        after,
-        batchSize: BATCH_SIZE,
-        handler: async (events) => {
-          const at = await applyBatch(this.knex, p, events);
-          const last = events[events.length - 1]!.position;
-          this.advance(p.name, at > last ? at : last);
-        },
-        onError: (err) => this.log.error({ err, projection: p.name }, 'projection batch failed; retrying'),
-      }));
+      const at = await readCheckpoint(this.knex, p.name);
+      if (after === undefined || at < after) after = at;
     }
+    this.position = after ?? 0n;
+    this.sub = this.store.subscribe({
+      after: this.position,
+      batchSize: BATCH_SIZE,
+      handler: async (events) => {
+        await applyBatchToAll(this.knex, this.projections, events);
+        this.advance(events[events.length - 1]!.position);
+      },
+      onError: (err) => this.log.error({ err }, 'projection batch failed; retrying'),
+    });
   }
 
-  private advance(name: string, position: bigint): void {
-    this.positions.set(name, position);
-    const min = this.minPosition();
+  private advance(position: bigint): void {
+    this.position = position;
     this.waiters = this.waiters.filter((w) => {
-      if (w.position <= min) {
+      if (w.position <= position) {
         w.resolve();
         return false;
       }
@@ -75,15 +92,9 @@ export class Projector {
     });
   }
 
-  private minPosition(): bigint {
-    let min: bigint | undefined;
-    for (const v of this.positions.values()) if (min === undefined || v < min) min = v;
-    return min ?? 0n;
-  }
-
-  /** Read-your-writes: resolves once every read model includes `position` (or after timeoutMs). */
+  /** Read-your-writes: resolves once every read model includes `position` (false after timeoutMs). */
   waitFor(position: bigint, timeoutMs = 5000): Promise<boolean> {
-    if (this.minPosition() >= position) return Promise.resolve(true);
+    if (this.position >= position) return Promise.resolve(true);
     return new Promise((resolve) => {
       const waiter = { position, resolve: () => { clearTimeout(timer); resolve(true); } };
       const timer = setTimeout(() => {
@@ -95,7 +106,7 @@ export class Projector {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.subs.map((s) => s.stop()));
-    this.subs = [];
+    await this.sub?.stop();
+    this.sub = undefined;
   }
 }
