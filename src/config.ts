@@ -20,8 +20,14 @@ export interface Config {
   sandboxSettleMs: number;
   allowPrivateUrls: boolean;
   logLevel: string;
-  /** Key for the keyed hash of API secrets. Derived from ADMIN_TOKEN material when unset. */
+  /** Server key for API-secret hashes and sealed secrets; generated into DATA_DIR when unset. */
   secretHashKey: string | undefined;
+  /** Requests per second per API key (token bucket refill); 0 disables. */
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
+  /** Failed authentications allowed per key and per client address in one window. */
+  authFailuresPerWindow: number;
+  authFailureWindowSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -81,5 +87,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     allowPrivateUrls: bool(env, 'ALLOW_PRIVATE_URLS'),
     logLevel: env.LOG_LEVEL || 'info',
     secretHashKey: env.SECRET_HASH_KEY || undefined,
+    rateLimitPerSecond: int(env, 'RATE_LIMIT_PER_SECOND', 100),
+    rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 200, 1),
+    authFailuresPerWindow: int(env, 'AUTH_FAILURES_PER_WINDOW', 20, 1),
+    authFailureWindowSeconds: int(env, 'AUTH_FAILURE_WINDOW_SECONDS', 60, 1),
   };
 }

@@ -11,6 +11,13 @@ import { buildDocument, type OpenApiDocument } from './openapi/document.ts';
 import { compileValidators, describeErrors } from './validation.ts';
 import { requestHash, validKey } from '../commands/idempotency.ts';
 import { DOCS_INIT_JS, swaggerUiDir } from './routes/system.ts';
+import { FailureWindow, TokenBuckets } from './rate-limit.ts';
+
+class RateLimited extends Error {
+  constructor(readonly retryAfterSeconds: number, message: string) {
+    super(message);
+  }
+}
 
 export const MAX_BODY_BYTES = 256 * 1024;
 export const MAX_JSON_DEPTH = 32;
@@ -52,6 +59,11 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
   const document = buildDocument(modules);
   const validators = compileValidators(document);
   const handlers = Object.assign({}, ...modules.map((m) => m.handlers)) as ApiModule['handlers'];
+  const c = services.config;
+  const buckets = new TokenBuckets(c.rateLimitPerSecond, c.rateLimitBurst);
+  const failures = new FailureWindow(c.authFailuresPerWindow, c.authFailureWindowSeconds * 1000);
+  // One address may front many merchants (NAT, a proxy): looser than per key, still bounded.
+  const failuresByIp = new FailureWindow(c.authFailuresPerWindow * 5, c.authFailureWindowSeconds * 1000);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -103,10 +115,27 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
     const requestId = (req as Request & { id: string }).id;
     const log = services.log.child({ request_id: requestId });
     let merchantId = '';
-    if (op['x-auth'] === 'merchant') {
-      merchantId = await authenticateMerchant(services, req.header('x-api-key'), req.header('x-api-secret'));
-    } else if (op['x-auth'] === 'admin') {
-      authenticateAdmin(services.adminToken, req.header('authorization'));
+    if (op['x-auth'] !== 'public') {
+      const now = Date.now();
+      const ipKey = `ip:${req.socket.remoteAddress ?? ''}`;
+      const presented = `key:${op['x-auth'] === 'merchant' ? req.header('x-api-key') ?? '' : 'operator'}`;
+      const wait = Math.max(failuresByIp.blockedFor(ipKey, now), failures.blockedFor(presented, now));
+      if (wait > 0) throw new RateLimited(wait, 'Too many failed authentications; try again later');
+      try {
+        if (op['x-auth'] === 'merchant') {
+          merchantId = await authenticateMerchant(services, req.header('x-api-key'), req.header('x-api-secret'));
+        } else {
+          authenticateAdmin(services.adminToken, req.header('authorization'));
+        }
+      } catch (err) {
+        failuresByIp.fail(ipKey, now);
+        failures.fail(presented, now);
+        throw err;
+      }
+      if (op['x-auth'] === 'merchant') {
+        const retry = buckets.take(req.header('x-api-key')!, now);
+        if (retry > 0) throw new RateLimited(retry, 'Rate limit exceeded for this API key');
+      }
     }
     const params = { ...req.params } as Record<string, string>;
     if (v.params && !v.params(params)) {
@@ -176,6 +205,10 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
   app.use((_req: Request, res: Response) => sendError(res, 'not_found', 'No such route'));
 
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (err instanceof RateLimited) {
+      res.setHeader('Retry-After', String(err.retryAfterSeconds));
+      return sendError(res, 'rate_limited', err.message);
+    }
     if (err instanceof DomainError) return sendError(res, err.code, err.message, err.details);
     const e = err as { type?: string; status?: number };
     if (e?.type === 'entity.too.large') return sendError(res, 'payload_too_large', `Request bodies are limited to ${MAX_BODY_BYTES} bytes`);

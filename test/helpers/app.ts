@@ -67,7 +67,10 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const tdb = await testDatabase();
   const config = loadConfig({
     ADMIN_TOKEN, DATA_DIR: dataDir, SANDBOX_SETTLE_MS: '50', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ALLOW_PRIVATE_URLS: 'true', ...opts.env,
+    ALLOW_PRIVATE_URLS: 'true',
+    // Tests hammer the API from one address: limits high unless a test sets its own.
+    RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', AUTH_FAILURES_PER_WINDOW: '100000',
+    ...opts.env,
   }, []);
   const clock: Clock = opts.clock ?? systemClock;
   const app = await startApp({
