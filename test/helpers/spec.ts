@@ -14,10 +14,10 @@ export function spec<S, E extends DomainEvent>(decider: Decider<S, E>) {
         when(decide: (state: S) => E[]) {
           return {
             then(t: Test, expected: E[], message?: string) {
-              t.same(decide(state), expected, message);
+              t.same(decide(state), expected, message ?? 'decides the expected events');
             },
             thenMatch(t: Test, expected: unknown, message?: string) {
-              t.match(decide(state), expected, message);
+              t.match(decide(state), expected, message ?? 'decides matching events');
             },
             thenRefuses(t: Test, code: string, message?: string) {
               try {
@@ -25,7 +25,7 @@ export function spec<S, E extends DomainEvent>(decider: Decider<S, E>) {
                 t.fail(`expected refusal ${code}`);
               } catch (err) {
                 t.ok(err instanceof DomainError, 'a DomainError');
-                t.equal((err as DomainError).code, code, message);
+                t.equal((err as DomainError).code, code, message ?? `refused with ${code}`);
               }
             },
           };
