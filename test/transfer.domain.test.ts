@@ -17,9 +17,9 @@ const ev = <K extends T.TransferEvent['type']>(type: K, data: Extract<T.Transfer
 const given = (events: T.TransferEvent[]) => spec(T.transferDecider).given(events);
 
 const createdE = ev('transfer.created', created);
-const collecting = ev('transfer.collection_started', { leg_reference: T.collectionReference(id), at });
+const collecting = ev('transfer.collection_started', { leg_reference: T.collectionReference(id), operator_code: 'CM_MTN_MOMO', phone: '+237670000001', amount: '10204', currency: 'XAF', otp: false, at });
 const payinDone = ev('transfer.payin.completed', { provider_reference: 'SBX-1', at });
-const payout1 = ev('transfer.payout.started', { attempt: 1, leg_reference: T.payoutReference(id, 1), amount: '10000', recipient: created.recipient, at });
+const payout1 = ev('transfer.payout.started', { attempt: 1, leg_reference: T.payoutReference(id, 1), amount: '10000', currency: 'XOF', recipient: created.recipient, at });
 const payout1Failed = ev('transfer.payout.failed', { attempt: 1, reason: 'RECIPIENT_NOT_FOUND', at });
 const failed = ev('transfer.failed', { reason: 'RECIPIENT_NOT_FOUND', at });
 
@@ -66,19 +66,19 @@ t.test('disbursement fails → failed; relaunch allowed only then', async (t) =>
   t.match(given(afterFail).state, { status: 'failed', payin_status: 'completed', payout_status: 'failed' });
   const recipient = { ...created.recipient, phone: '+221770000002' };
   given(afterFail).when((s) => T.relaunchPayout(s, { recipient, payoutAmount: '9000', at }))
-    .then(t, [ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '9000', recipient, at })]);
+    .then(t, [ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '9000', currency: 'XOF', recipient, at })]);
   given(afterFail).when((s) => T.relaunchPayout(s, { at }))
-    .then(t, [ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', recipient: created.recipient, at })], 'defaults to the previous leg');
+    .then(t, [ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', currency: 'XOF', recipient: created.recipient, at })], 'defaults to the previous leg');
   for (const [name, events] of [
     ['pending', [createdE]], ['collecting', [createdE, collecting]], ['disbursing', base],
     ['collection failed', [createdE, collecting, ev('transfer.payin.failed', { reason: 'X', at }), ev('transfer.failed', { reason: 'X', at })]],
   ] as Array<[string, T.TransferEvent[]]>) {
     given(events).when((s) => T.relaunchPayout(s, { at })).thenRefuses(t, 'relaunch_not_allowed', `refused when ${name}`);
   }
-  const relaunched = given([...afterFail, ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', recipient: created.recipient, at })]).state;
+  const relaunched = given([...afterFail, ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', currency: 'XOF', recipient: created.recipient, at })]).state;
   t.match(relaunched, { status: 'disbursing', payin_status: 'completed', payout_status: 'pending' });
-  given([...afterFail, ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', recipient: created.recipient, at })])
+  given([...afterFail, ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', currency: 'XOF', recipient: created.recipient, at })])
     .when((s) => T.relaunchPayout(s, { at })).thenRefuses(t, 'relaunch_not_allowed', 'a second concurrent relaunch is refused');
-  given([...afterFail, ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', recipient: created.recipient, at })])
+  given([...afterFail, ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', currency: 'XOF', recipient: created.recipient, at })])
     .when((s) => T.payoutSettled(s, { attempt: 1, outcome: 'completed', providerReference: 'late', at })).then(t, [], 'a late outcome of an old attempt changes nothing');
 });

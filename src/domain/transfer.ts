@@ -63,11 +63,11 @@ export interface TransferCreated {
 
 export type TransferEvent =
   | DomainEvent<'transfer.created', TransferCreated>
-  | DomainEvent<'transfer.collection_started', { leg_reference: string; at: string }>
+  | DomainEvent<'transfer.collection_started', { leg_reference: string; operator_code: string; phone: string; amount: string; currency: string; otp: boolean; at: string }>
   | DomainEvent<'transfer.collection_submitted', { provider_reference: string; at: string }>
   | DomainEvent<'transfer.payin.completed', { provider_reference: string | null; at: string }>
   | DomainEvent<'transfer.payin.failed', { reason: string; at: string }>
-  | DomainEvent<'transfer.payout.started', { attempt: number; leg_reference: string; amount: string; recipient: RailParty; at: string }>
+  | DomainEvent<'transfer.payout.started', { attempt: number; leg_reference: string; amount: string; currency: string; recipient: RailParty; at: string }>
   | DomainEvent<'transfer.payout.submitted', { attempt: number; provider_reference: string; at: string }>
   | DomainEvent<'transfer.payout.completed', { attempt: number; provider_reference: string | null; at: string }>
   | DomainEvent<'transfer.payout.failed', { attempt: number; reason: string; at: string }>
@@ -181,7 +181,14 @@ export function create(s: TransferState, c: TransferCreated): TransferEvent[] {
 export function startCollection(s: TransferState, c: { at: string }): TransferEvent[] {
   invariant(s.exists, 'collection for a transfer that does not exist');
   if (s.payin_status !== 'not_started') return [];
-  return [{ type: 'transfer.collection_started', data: { leg_reference: collectionReference(s.created!.transfer_id), at: c.at } }];
+  const t = s.created!;
+  return [{
+    type: 'transfer.collection_started',
+    data: {
+      leg_reference: collectionReference(t.transfer_id), operator_code: t.payer_operator_code, phone: String(t.payer.phone),
+      amount: t.payin_amount, currency: t.payin_currency, otp: t.otp_required, at: c.at,
+    },
+  }];
 }
 
 export function collectionSubmitted(s: TransferState, c: { providerReference: string; at: string }): TransferEvent[] {
@@ -199,7 +206,7 @@ export function collectionSettled(
     const t = s.created!;
     return [
       { type: 'transfer.payin.completed', data: { provider_reference: c.providerReference, at: c.at } },
-      { type: 'transfer.payout.started', data: { attempt: 1, leg_reference: payoutReference(t.transfer_id, 1), amount: t.payout_amount, recipient: t.recipient, at: c.at } },
+      { type: 'transfer.payout.started', data: { attempt: 1, leg_reference: payoutReference(t.transfer_id, 1), amount: t.payout_amount, currency: t.payout_currency, recipient: t.recipient, at: c.at } },
     ];
   }
   const reason = c.reason ?? 'COLLECTION_FAILED';
@@ -250,7 +257,7 @@ export function relaunchPayout(
     type: 'transfer.payout.started',
     data: {
       attempt, leg_reference: payoutReference(s.created!.transfer_id, attempt),
-      amount: c.payoutAmount ?? last.amount, recipient: c.recipient ?? last.recipient, at: c.at,
+      amount: c.payoutAmount ?? last.amount, currency: s.created!.payout_currency, recipient: c.recipient ?? last.recipient, at: c.at,
     },
   }];
 }
