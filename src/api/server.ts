@@ -183,7 +183,9 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
     try {
       reply = await handler(ctx);
     } catch (err) {
-      if (err instanceof DomainError && STATUS_OF[err.code] < 500) {
+      // A body the handler finds invalid (bad_request: a phone, a date) was refused before it ran,
+      // like a schema error: nothing is stored, so the corrected body can use the same key.
+      if (err instanceof DomainError && err.code !== 'bad_request' && STATUS_OF[err.code] < 500) {
         // A business refusal is an outcome: stored and replayed like a success.
         const errBody = errorBody(err.code, err.message, err.details);
         await services.idempotency.complete(merchantId, idemKey, STATUS_OF[err.code], errBody);

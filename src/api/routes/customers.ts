@@ -1,0 +1,180 @@
+// Merchant API: customers (seed "Customer"; CONTRACT.md §5, §8). Create (idempotent), read, list.
+import type { ApiModule, Ctx } from '../module.ts';
+import { body, errors, idempotencyHeader, idParam, json, listOf, listParams, ref } from '../openapi/common.ts';
+import * as C from '../../domain/customer.ts';
+import { DomainError, invariant } from '../../domain/errors.ts';
+import { createCustomer } from '../../commands/customers.ts';
+import { listRequest, paginate } from '../../projections/pagination.ts';
+
+const tags = ['Customers'];
+const merchant = { 'x-auth': 'merchant' as const, tags };
+
+const name = { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S' };
+const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength });
+
+const profileProperties = {
+  first_name: name,
+  last_name: name,
+  business_name: { ...name, maxLength: 200 },
+  id_number: { ...text(64), pattern: '\\S' },
+  phone: { ...text(32), description: 'E.164 (+237…) or national form of country_code; answered in E.164' },
+  email: { type: 'string', format: 'email', maxLength: 254 },
+  country_code: ref('CountryCode'),
+  nationality_code: ref('CountryCode'),
+  date_of_birth: { type: 'string', format: 'date', description: 'YYYY-MM-DD, not in the future' },
+  address_line1: text(200),
+  city: text(100),
+  occupation: text(100),
+  source_of_funds: text(100),
+  external_ref: { ...text(255), description: "The merchant's own identifier for the customer" },
+  metadata: ref('Metadata'),
+};
+
+/** The seed's required identity fields per type, from the domain's table (one rule, two checks). */
+const requiredByType = C.CUSTOMER_TYPES.map((t) => ({
+  if: t === 'individual'
+    ? { anyOf: [{ not: { required: ['customer_type'] } }, { properties: { customer_type: { const: t } }, required: ['customer_type'] }] }
+    : { properties: { customer_type: { const: t } }, required: ['customer_type'] },
+  then: { required: [...C.REQUIRED_IDENTITY_FIELDS[t]] },
+}));
+
+const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: 'null' }] });
+
+const schemas = {
+  CustomerCreate: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      customer_type: { type: 'string', enum: [...C.CUSTOMER_TYPES], default: 'individual' },
+      ...profileProperties,
+    },
+    allOf: requiredByType,
+    description:
+      'Required identity fields by customer_type: individual (the default): first_name, last_name; ' +
+      'retail: first_name, last_name, id_number; business: business_name.',
+  },
+  Customer: {
+    type: 'object',
+    description:
+      'Every field of the create request is always present: as sent (the phone in E.164), or null when it was not sent.',
+    required: ['id', 'merchant_id', 'customer_type', 'kyc_status', 'created_at', 'updated_at', ...C.PROFILE_FIELDS],
+    properties: {
+      id: ref('Uuid'),
+      merchant_id: ref('Uuid'),
+      customer_type: { type: 'string', enum: [...C.CUSTOMER_TYPES] },
+      ...Object.fromEntries(Object.entries(profileProperties).map(([k, v]) => [k, nullable(v)])),
+      kyc_status: { type: 'string', enum: [...C.KYC_STATUSES] },
+      created_at: ref('DateTime'),
+      updated_at: ref('DateTime'),
+      _meta: ref('Meta'),
+    },
+  },
+};
+
+interface CustomerRow {
+  id: string;
+  merchant_id: string;
+  customer_type: C.CustomerType;
+  kyc_status: C.KycStatus;
+  metadata: Record<string, string> | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  [field: string]: unknown;
+}
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+
+/** The answer for a customer, from the aggregate (create) or the read model (reads): the same shape. */
+function view(c: {
+  id: string; merchantId: string; customerType: C.CustomerType; kycStatus: C.KycStatus;
+  profile: Record<string, unknown>; createdAt: string; updatedAt: string;
+}) {
+  return {
+    id: c.id,
+    merchant_id: c.merchantId,
+    customer_type: c.customerType,
+    ...Object.fromEntries(C.PROFILE_FIELDS.map((f) => [f, c.profile[f] ?? null])),
+    kyc_status: c.kycStatus,
+    created_at: c.createdAt,
+    updated_at: c.updatedAt,
+  };
+}
+
+function rowView(row: CustomerRow) {
+  return view({
+    id: row.id, merchantId: row.merchant_id, customerType: row.customer_type, kycStatus: row.kyc_status,
+    profile: row, createdAt: iso(row.created_at), updatedAt: iso(row.updated_at),
+  });
+}
+
+function profileOf(body: Record<string, unknown>): C.CustomerProfile {
+  const profile: Record<string, unknown> = {};
+  for (const f of C.PROFILE_FIELDS) if (body[f] !== undefined) profile[f] = body[f];
+  return profile as C.CustomerProfile;
+}
+
+const listParameters = [
+  ...listParams
+    .filter((p) => p.name !== 'customer_id')
+    .map((p) => (p.name === 'status'
+      ? { ...p, description: 'KYC status', schema: { type: 'string', enum: [...C.KYC_STATUSES] } }
+      : p)),
+  { name: 'external_ref', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: "The merchant's own identifier" },
+];
+
+export const customersModule: ApiModule = {
+  schemas,
+  paths: {
+    '/customers': {
+      post: {
+        ...merchant, operationId: 'createCustomer', summary: 'Create a customer',
+        'x-idempotent': true,
+        parameters: [idempotencyHeader],
+        requestBody: body(ref('CustomerCreate')),
+        responses: { 201: json(ref('Customer'), 'Created'), 400: errors[400], 401: errors[401], 409: errors[409] },
+      },
+      get: {
+        ...merchant, operationId: 'listCustomers',
+        summary: 'List customers, newest first',
+        description: 'Filters: status (the KYC status), created_from and created_to (inclusive), external_ref. ' +
+          'Send the same filters with the cursor of the previous page.',
+        parameters: listParameters,
+        responses: { 200: json(listOf(ref('Customer'))), 400: errors[400], 401: errors[401] },
+      },
+    },
+    '/customers/{customer_id}': {
+      get: {
+        ...merchant, operationId: 'getCustomer', summary: 'Read a customer',
+        parameters: [idParam('customer_id')],
+        responses: { 200: json(ref('Customer')), 401: errors[401], 404: errors[404] },
+      },
+    },
+  },
+  handlers: {
+    createCustomer: async (ctx: Ctx) => {
+      invariant(ctx.idempotency, 'createCustomer runs under an idempotency claim');
+      const state = await createCustomer(ctx.services, {
+        customerId: ctx.idempotency.resourceId,
+        merchantId: ctx.merchantId,
+        customerType: (ctx.body.customer_type ?? 'individual') as C.CustomerType,
+        profile: profileOf(ctx.body),
+      }, { requestId: ctx.requestId, actor: `merchant:${ctx.merchantId}` });
+      return { status: 201, body: view({ ...state, profile: state.profile as Record<string, unknown> }) };
+    },
+    getCustomer: async (ctx: Ctx) => {
+      // Another merchant's customer gets the same answer as no customer at all.
+      const row = (await ctx.services.knex('customers')
+        .where({ id: ctx.params.customer_id, merchant_id: ctx.merchantId }).first()) as CustomerRow | undefined;
+      if (!row) throw new DomainError('not_found', 'Customer not found');
+      return { status: 200, body: rowView(row) };
+    },
+    listCustomers: async (ctx: Ctx) => {
+      const knex = ctx.services.knex;
+      const q = knex('customers').select('*').where({ merchant_id: ctx.merchantId });
+      if (ctx.query.status !== undefined) q.where({ kyc_status: ctx.query.status });
+      if (ctx.query.external_ref !== undefined) q.where({ external_ref: ctx.query.external_ref });
+      const page = await paginate(knex, q, listRequest(ctx.query), rowView);
+      return { status: 200, body: page };
+    },
+  },
+};

@@ -1,0 +1,22 @@
+// Reads other aggregates that money commands decide with: the merchant (routing, pricing) and the
+// customer named in a body. Read from the event store (not read models), so a decision never sees
+// a lagging projection.
+import type { Services } from '../services.ts';
+import { customerDecider } from '../domain/customer.ts';
+import { merchantDecider, type MerchantState } from '../domain/merchant.ts';
+import { DomainError } from '../domain/errors.ts';
+import { streams } from './streams.ts';
+
+/** Another merchant's customer gets the same answer as no customer at all. */
+export async function requireCustomer(s: Services, merchantId: string, customerId: string): Promise<void> {
+  const { state } = await s.aggregates.load(streams.customer(customerId), customerDecider);
+  if (!state.exists || state.merchantId !== merchantId) {
+    throw new DomainError('customer_not_found', 'Customer not found', [{ field: 'customer_id', message: 'no such customer for this merchant' }]);
+  }
+}
+
+export async function loadMerchant(s: Services, merchantId: string): Promise<MerchantState> {
+  const { state } = await s.aggregates.load(streams.merchant(merchantId), merchantDecider);
+  if (!state.exists) throw new DomainError('not_found', 'Merchant not found');
+  return state;
+}

@@ -1,0 +1,161 @@
+// The customer aggregate (stream `customer-<id>`): the merchant's record of a person or business,
+// created once; the KYC review will add its events to the same stream and move `kycStatus`.
+import { DomainError, invariant, type ErrorDetail } from './errors.ts';
+import { unreachable, type DomainEvent } from './decider.ts';
+import { COUNTRIES, type CountryCode } from './catalogue.ts';
+import { normalisePhone } from './phone.ts';
+
+export const CUSTOMER_TYPES = ['individual', 'retail', 'business'] as const;
+export type CustomerType = (typeof CUSTOMER_TYPES)[number];
+
+/** The KYC lifecycle (CONTRACT.md §5): not_started → pending on submission → verified | rejected. */
+export const KYC_STATUSES = ['not_started', 'pending', 'verified', 'rejected'] as const;
+export type KycStatus = (typeof KYC_STATUSES)[number];
+
+/** The identity fields each type must carry (the seed's table); the API schema is built from it too. */
+export const REQUIRED_IDENTITY_FIELDS: Record<CustomerType, ReadonlyArray<keyof CustomerProfile>> = {
+  individual: ['first_name', 'last_name'],
+  retail: ['first_name', 'last_name', 'id_number'],
+  business: ['business_name'],
+};
+
+/** Everything a merchant may record about a customer, as sent (the phone normalised to E.164). */
+export interface CustomerProfile {
+  first_name?: string;
+  last_name?: string;
+  business_name?: string;
+  id_number?: string;
+  phone?: string;
+  email?: string;
+  country_code?: string;
+  nationality_code?: string;
+  /** YYYY-MM-DD */
+  date_of_birth?: string;
+  address_line1?: string;
+  city?: string;
+  occupation?: string;
+  source_of_funds?: string;
+  external_ref?: string;
+  metadata?: Record<string, string>;
+}
+
+export const PROFILE_FIELDS = [
+  'first_name', 'last_name', 'business_name', 'id_number', 'phone', 'email', 'country_code', 'nationality_code',
+  'date_of_birth', 'address_line1', 'city', 'occupation', 'source_of_funds', 'external_ref', 'metadata',
+] as const satisfies ReadonlyArray<keyof CustomerProfile>;
+
+export type CustomerEvent = DomainEvent<'customer.created', {
+  customer_id: string;
+  merchant_id: string;
+  customer_type: CustomerType;
+  profile: CustomerProfile;
+  at: string;
+}>;
+
+export interface CustomerState {
+  exists: boolean;
+  id: string;
+  merchantId: string;
+  customerType: CustomerType;
+  profile: CustomerProfile;
+  kycStatus: KycStatus;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const customerDecider = {
+  initialState: (): CustomerState => ({
+    exists: false, id: '', merchantId: '', customerType: 'individual', profile: {}, kycStatus: 'not_started',
+    createdAt: '', updatedAt: '',
+  }),
+  evolve(s: CustomerState, e: CustomerEvent): CustomerState {
+    switch (e.type) {
+      case 'customer.created':
+        return {
+          ...s, exists: true, id: e.data.customer_id, merchantId: e.data.merchant_id, customerType: e.data.customer_type,
+          profile: e.data.profile, kycStatus: 'not_started', createdAt: e.data.at, updatedAt: e.data.at,
+        };
+      default:
+        return unreachable(e.type);
+    }
+  },
+};
+
+// ---- decisions (pure; the id and the time arrive in the command) ----
+
+export interface CreateCustomer {
+  customerId: string;
+  merchantId: string;
+  customerType: CustomerType;
+  profile: CustomerProfile;
+  /** ISO date-time of the request. */
+  at: string;
+}
+
+const OLDEST_BIRTH_DATE = '1900-01-01';
+/** The latest civil date anywhere on Earth is UTC+14: a birth "today" there is not in the future. */
+const LATEST_UTC_OFFSET_MS = 14 * 60 * 60 * 1000;
+
+function isSupportedCountry(code: string | undefined): code is CountryCode {
+  return code !== undefined && Object.hasOwn(COUNTRIES, code);
+}
+
+/** A calendar date written YYYY-MM-DD that exists (no 2023-02-30). */
+function isCalendarDate(value: string): boolean {
+  const m = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/.exec(value);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.toISOString().slice(0, 10) === value;
+}
+
+/**
+ * Creates the customer, or nothing when the stream already holds it (a retried create with the same
+ * id: the caller answers with the existing customer). Refusals are `bad_request` with one detail per
+ * problem, each naming its field.
+ */
+export function createCustomer(s: CustomerState, c: CreateCustomer): CustomerEvent[] {
+  if (s.exists) {
+    invariant(s.merchantId === c.merchantId, `customer ${c.customerId} belongs to another merchant`);
+    return [];
+  }
+  const details: ErrorDetail[] = [];
+  const profile: CustomerProfile = {};
+  for (const f of PROFILE_FIELDS) {
+    const v = c.profile[f];
+    if (v !== undefined) (profile as Record<string, unknown>)[f] = v;
+  }
+
+  for (const f of REQUIRED_IDENTITY_FIELDS[c.customerType]) {
+    const v = profile[f];
+    if (typeof v !== 'string' || v.trim() === '') details.push({ field: f, message: `is required for a ${c.customerType} customer` });
+  }
+
+  if (profile.phone !== undefined) {
+    // The phone must be a number of the customer's country when that is a covered one; otherwise
+    // (no country, or a customer living elsewhere) an E.164 number of any covered country.
+    const country = isSupportedCountry(profile.country_code) ? profile.country_code : undefined;
+    try {
+      profile.phone = normalisePhone(profile.phone, country, 'phone');
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      details.push(...(err.details ?? [{ field: 'phone', message: err.message }]));
+    }
+  }
+
+  if (profile.date_of_birth !== undefined) {
+    const today = new Date(Date.parse(c.at) + LATEST_UTC_OFFSET_MS).toISOString().slice(0, 10);
+    if (!isCalendarDate(profile.date_of_birth)) {
+      details.push({ field: 'date_of_birth', message: 'must be a date written YYYY-MM-DD' });
+    } else if (profile.date_of_birth > today) {
+      details.push({ field: 'date_of_birth', message: 'must not be in the future' });
+    } else if (profile.date_of_birth < OLDEST_BIRTH_DATE) {
+      details.push({ field: 'date_of_birth', message: `must not be before ${OLDEST_BIRTH_DATE}` });
+    }
+  }
+
+  if (details.length > 0) throw new DomainError('bad_request', 'The customer is invalid', details);
+  return [{
+    type: 'customer.created',
+    data: { customer_id: c.customerId, merchant_id: c.merchantId, customer_type: c.customerType, profile, at: c.at },
+  }];
+}
