@@ -11,7 +11,7 @@ const created: T.TransferCreated = {
   corridor_code: 'CM-SN-XAF-XOF', corridor_type: 'cross_border', payer_operator_code: 'CM_MTN_MOMO', recipient_operator_code: 'SN_WAVE_MOMO',
   payer: { country_code: 'CM', rail_type: 'mobile_money', phone: '+237670000001', operator_code: 'CM_MTN_MOMO' },
   recipient: { country_code: 'SN', rail_type: 'mobile_money', phone: '+221770000001', operator_code: 'SN_WAVE_MOMO', recipient_type: 'individual' },
-  pricing: {}, payment_reason_code: null, sender_source_of_funds: null, sender_occupation: null, metadata: {}, otp_required: false, at,
+  pricing: {}, wallet_impact: null, payment_reason_code: null, sender_source_of_funds: null, sender_occupation: null, metadata: {}, otp_required: false, at,
 };
 const ev = <K extends T.TransferEvent['type']>(type: K, data: Extract<T.TransferEvent, { type: K }>['data']) => ({ type, data }) as T.TransferEvent;
 const given = (events: T.TransferEvent[]) => spec(T.transferDecider).given(events);

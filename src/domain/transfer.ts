@@ -3,17 +3,12 @@
 // wallet aggregate; the command layer appends both atomically.
 import { refuse, invariant } from './errors.ts';
 import { unreachable, type DomainEvent } from './decider.ts';
+import type { RailParty, Recipient } from './payment.ts';
 
 export type TransferStatus = 'pending' | 'collecting' | 'disbursing' | 'completed' | 'failed';
 export type LegStatus = 'not_started' | 'pending' | 'completed' | 'failed';
 
-export interface RailParty {
-  country_code: string;
-  rail_type: string;
-  phone?: string;
-  operator_code?: string;
-  [field: string]: unknown;
-}
+export type { RailParty, Recipient };
 
 export interface HistoryEntry {
   status: TransferStatus;
@@ -26,7 +21,7 @@ export interface PayoutAttempt {
   /** The provider reference we use for this disbursement (idempotency key at the provider). */
   leg_reference: string;
   amount: string;
-  recipient: RailParty;
+  recipient: Recipient;
   status: 'pending' | 'completed' | 'failed';
   provider_reference: string | null;
   failure_reason: string | null;
@@ -50,8 +45,10 @@ export interface TransferCreated {
   payer_operator_code: string;
   recipient_operator_code: string;
   payer: RailParty;
-  recipient: RailParty;
+  recipient: Recipient;
   pricing: Record<string, unknown>;
+  /** The quote's statement of this transfer's effects on the wallets. */
+  wallet_impact: unknown;
   payment_reason_code: string | null;
   sender_source_of_funds: string | null;
   sender_occupation: string | null;
@@ -67,7 +64,7 @@ export type TransferEvent =
   | DomainEvent<'transfer.collection_submitted', { provider_reference: string; at: string }>
   | DomainEvent<'transfer.payin.completed', { provider_reference: string | null; at: string }>
   | DomainEvent<'transfer.payin.failed', { reason: string; at: string }>
-  | DomainEvent<'transfer.payout.started', { attempt: number; leg_reference: string; amount: string; currency: string; recipient: RailParty; at: string }>
+  | DomainEvent<'transfer.payout.started', { attempt: number; leg_reference: string; amount: string; currency: string; recipient: Recipient; at: string }>
   | DomainEvent<'transfer.payout.submitted', { attempt: number; provider_reference: string; at: string }>
   | DomainEvent<'transfer.payout.completed', { attempt: number; provider_reference: string | null; at: string }>
   | DomainEvent<'transfer.payout.failed', { attempt: number; reason: string; at: string }>
@@ -245,7 +242,7 @@ export function payoutSettled(
 /** Relaunch a failed disbursement (CONTRACT.md §5): never collects again. */
 export function relaunchPayout(
   s: TransferState,
-  c: { payoutAmount?: string; recipient?: RailParty; at: string },
+  c: { payoutAmount?: string; recipient?: Recipient; at: string },
 ): TransferEvent[] {
   if (!s.exists) refuse('not_found', 'Transfer not found');
   if (!(s.status === 'failed' && s.payin_status === 'completed' && s.payout_status === 'failed')) {

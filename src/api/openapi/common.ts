@@ -50,6 +50,78 @@ export const commonSchemas = {
       created_at: { type: 'string', format: 'date-time' },
     },
   },
+  // Money core (issue 3): the parties of payins, payouts and transfers, and the wallet impact.
+  RailParty: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['country_code', 'rail_type'],
+    description: 'Where money is collected from or paid to. A mobile_money party needs phone (E.164, or the national form of country_code; answered in E.164) and operator_code.',
+    properties: {
+      country_code: { $ref: '#/components/schemas/CountryCode' },
+      rail_type: { $ref: '#/components/schemas/RailType' },
+      phone: { type: 'string', minLength: 1, maxLength: 32 },
+      operator_code: { type: 'string', minLength: 1, maxLength: 40 },
+      bank_name: { type: 'string', minLength: 1, maxLength: 200 },
+      bank_code: { type: 'string', minLength: 1, maxLength: 40 },
+      account_name: { type: 'string', minLength: 1, maxLength: 200 },
+      account_number: { type: 'string', minLength: 1, maxLength: 64 },
+    },
+  },
+  Recipient: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['country_code', 'rail_type', 'recipient_type'],
+    description: 'A rail party plus who the recipient is.',
+    properties: {
+      country_code: { $ref: '#/components/schemas/CountryCode' },
+      rail_type: { $ref: '#/components/schemas/RailType' },
+      phone: { type: 'string', minLength: 1, maxLength: 32 },
+      operator_code: { type: 'string', minLength: 1, maxLength: 40 },
+      bank_name: { type: 'string', minLength: 1, maxLength: 200 },
+      bank_code: { type: 'string', minLength: 1, maxLength: 40 },
+      account_name: { type: 'string', minLength: 1, maxLength: 200 },
+      account_number: { type: 'string', minLength: 1, maxLength: 64 },
+      recipient_type: { type: 'string', enum: ['individual', 'business'] },
+      first_name: { type: 'string', minLength: 1, maxLength: 100 },
+      last_name: { type: 'string', minLength: 1, maxLength: 100 },
+      business_name: { type: 'string', minLength: 1, maxLength: 200 },
+      email: { type: 'string', format: 'email', maxLength: 254 },
+      recipient_nationality_code: { $ref: '#/components/schemas/CountryCode' },
+      address_line1: { type: 'string', minLength: 1, maxLength: 200 },
+      city: { type: 'string', minLength: 1, maxLength: 100 },
+    },
+  },
+  WalletImpact: {
+    type: 'object',
+    required: ['effects'],
+    description:
+      "The effect on the merchant's wallet, per currency and per moment of the resource's life. Each effect gives the " +
+      'signed change of `available` and `reserved` in whole francs. Payin: `completed` credits receive_amount to available. ' +
+      'Payout: `created` moves send_amount from available to reserved; `completed` debits reserved; `failed` releases it ' +
+      'back to available. Transfer: `created` reserves payout_amount in the payout currency; `collection_completed` credits ' +
+      'payin_amount − total_fee in the payin currency; `disbursement_completed` debits the reservation; `collection_failed` ' +
+      'and `disbursement_failed` release it. On payments, `applied` tells whether the effect has happened.',
+    properties: {
+      effects: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['currency', 'when', 'available_delta', 'reserved_delta'],
+          properties: {
+            currency: { $ref: '#/components/schemas/Currency' },
+            when: {
+              type: 'string',
+              enum: ['created', 'completed', 'failed', 'collection_completed', 'collection_failed', 'disbursement_completed', 'disbursement_failed'],
+            },
+            available_delta: { type: 'string', pattern: '^-?[0-9]+$', description: 'Signed change of available, e.g. "-5000"' },
+            reserved_delta: { type: 'string', pattern: '^-?[0-9]+$', description: 'Signed change of reserved' },
+            description: { type: 'string' },
+            applied: { type: 'boolean', description: 'Payments only: the effect has happened' },
+          },
+        },
+      },
+    },
+  },
 } as const;
 
 const errorResponse = (description: string) => ({

@@ -1,0 +1,103 @@
+// OpenAPI schemas of the money core's resources (quotes, payins, payouts, wallets, ledger entries).
+import { listParams, ref } from '../openapi/common.ts';
+
+const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: 'null' }] });
+const amount = { type: 'string', pattern: '^[0-9]+$', description: 'Whole francs, decimal string' };
+
+export const QuotePricing = {
+  type: 'object',
+  description: 'How the fee was computed: ceil(amount × percent / 100) + fixed, in whole francs, charged out of the amount.',
+  properties: {
+    percent: { type: 'string', description: 'The merchant\'s percent for this flow, e.g. "1.5"' },
+    fixed: { type: 'string', description: 'The merchant\'s fixed fee for this flow' },
+    percent_fee: amount,
+    fixed_fee: amount,
+    total_fee: amount,
+    fee_currency: ref('Currency'),
+    fx_rate: { type: 'string', description: 'Receive currency per send currency: XAF↔XOF is exactly "1"' },
+    fixed_side: { type: 'string', enum: ['send', 'receive'], description: '`receive`: a transfer quoted from a fixed payout_amount' },
+  },
+};
+
+export const moneySchemas = {
+  QuotePricing,
+  Quote: {
+    type: 'object',
+    description:
+      'A lock of routing, fees, FX and amounts until expires_at. `status` is computed when read: `active`, `expired` once ' +
+      'past expires_at, `consumed` once a payment used it (each quote backs at most one payment). For transfers, ' +
+      'country_code/operator_code are the payer\'s, send_amount = payin_amount, receive_amount = payout_amount, and ' +
+      'corridor_type is `domestic` (payer and recipient in one country) or `cross_border`. For payins and payouts the ' +
+      'corridor and transfer fields are null (payer_operator_code is set on payins, recipient_operator_code on payouts).',
+    properties: {
+      id: ref('Uuid'), merchant_id: ref('Uuid'), customer_id: nullable(ref('Uuid')),
+      flow_type: { type: 'string', enum: ['payin', 'payout', 'transfer'] },
+      status: { type: 'string', enum: ['active', 'expired', 'consumed'] },
+      expires_at: ref('DateTime'),
+      send_amount: amount, send_currency: ref('Currency'), receive_amount: amount, receive_currency: ref('Currency'),
+      total_fee: amount, fx_rate: { type: 'string' },
+      country_code: ref('CountryCode'), operator_code: { type: 'string' }, rail_type: ref('RailType'),
+      corridor_code: { type: ['string', 'null'] }, corridor_type: { type: ['string', 'null'], enum: ['domestic', 'cross_border', null] },
+      payer_operator_code: { type: ['string', 'null'] }, recipient_operator_code: { type: ['string', 'null'] },
+      payin_amount: nullable(amount), payin_currency: nullable(ref('Currency')),
+      payout_amount: nullable(amount), payout_currency: nullable(ref('Currency')),
+      pricing: ref('QuotePricing'), wallet_impact: ref('WalletImpact'),
+      consumed_by: nullable({ type: 'object', properties: { type: { type: 'string' }, id: ref('Uuid') } }),
+      consumed_at: nullable(ref('DateTime')),
+      created_at: ref('DateTime'), _meta: ref('Meta'),
+    },
+  },
+  Payin: {
+    type: 'object',
+    description:
+      'A collection from a payer. Status: `created` → `pending` (create answers pending) → `completed` | `failed`; ' +
+      'history lists each status with its reason (failures carry the provider\'s reason, e.g. INSUFFICIENT_FUNDS). ' +
+      'The one-time password is never returned.',
+    properties: {
+      id: ref('Uuid'), merchant_id: ref('Uuid'), customer_id: ref('Uuid'), quote_id: ref('Uuid'),
+      status: { type: 'string', enum: ['created', 'pending', 'completed', 'failed'] },
+      provider_reference: { type: ['string', 'null'] }, failure_reason: { type: ['string', 'null'] },
+      history: { type: 'array', items: ref('StatusHistoryEntry') },
+      send_amount: amount, send_currency: ref('Currency'), receive_amount: amount, receive_currency: ref('Currency'), total_fee: amount,
+      country_code: ref('CountryCode'), operator_code: { type: 'string' }, rail_type: ref('RailType'),
+      wallet_impact: ref('WalletImpact'), pricing: ref('QuotePricing'), source: ref('RailParty'), metadata: ref('Metadata'),
+      created_at: ref('DateTime'), updated_at: ref('DateTime'), completed_at: nullable(ref('DateTime')), failed_at: nullable(ref('DateTime')),
+      _meta: ref('Meta'),
+    },
+  },
+  Payout: {
+    type: 'object',
+    description:
+      'A disbursement to a recipient from the merchant\'s wallet. send_amount is held at create (available → reserved) and ' +
+      'debited when the payout completes, or released if it fails; the recipient receives receive_amount = send_amount − ' +
+      'total_fee. Status and history as for payins.',
+    properties: {
+      id: ref('Uuid'), merchant_id: ref('Uuid'), customer_id: ref('Uuid'), quote_id: ref('Uuid'),
+      status: { type: 'string', enum: ['created', 'pending', 'completed', 'failed'] },
+      provider_reference: { type: ['string', 'null'] }, failure_reason: { type: ['string', 'null'] },
+      history: { type: 'array', items: ref('StatusHistoryEntry') },
+      send_amount: amount, send_currency: ref('Currency'), receive_amount: amount, receive_currency: ref('Currency'), total_fee: amount,
+      country_code: ref('CountryCode'), operator_code: { type: 'string' }, rail_type: ref('RailType'),
+      wallet_impact: ref('WalletImpact'), pricing: ref('QuotePricing'), recipient: ref('Recipient'),
+      payment_reason_text: { type: 'string' }, metadata: ref('Metadata'),
+      created_at: ref('DateTime'), updated_at: ref('DateTime'), completed_at: nullable(ref('DateTime')), failed_at: nullable(ref('DateTime')),
+      _meta: ref('Meta'),
+    },
+  },
+  Wallet: {
+    type: 'object',
+    properties: { currency: ref('Currency'), available: amount, reserved: amount, updated_at: ref('DateTime') },
+  },
+  LedgerEntry: {
+    type: 'object',
+    properties: {
+      id: ref('Uuid'), merchant_id: ref('Uuid'), currency: ref('Currency'), amount,
+      type: { type: 'string', enum: ['top_up'] }, available: amount, reserved: amount, created_at: ref('DateTime'),
+    },
+  },
+};
+
+/** The shared list parameters with `status` narrowed to the resource's statuses. */
+export function listParamsWith(statuses: string[]) {
+  return listParams.map((p) => (p.name === 'status' ? { ...p, schema: { type: 'string', enum: statuses } } : p));
+}

@@ -1,0 +1,41 @@
+// Merchant commands on quotes: price from the merchant's routing and pricing, append, settle.
+import type { Services } from '../services.ts';
+import * as Q from '../domain/quote.ts';
+import type { EventMetadata } from '../infra/eventstore/types.ts';
+import { toNew } from './aggregates.ts';
+import { streams } from './streams.ts';
+import { loadMerchant, requireCustomer } from './lookups.ts';
+
+export type QuoteRequest =
+  | ({ flow: 'payin' | 'payout' } & Q.QuoteLeg)
+  | ({ flow: 'transfer' } & Q.TransferQuoteRequest);
+
+/**
+ * Creates the quote `quoteId` (the idempotency claim's resource id); when its stream exists already
+ * (a retry that took over the claim), answers the existing quote.
+ */
+export async function createQuote(
+  s: Services,
+  c: { quoteId: string; merchantId: string; customerId: string | null; request: QuoteRequest },
+  meta: EventMetadata,
+): Promise<Q.QuoteState> {
+  const streamId = streams.quote(c.quoteId);
+  const existing = await s.aggregates.load(streamId, Q.quoteDecider);
+  if (existing.state.exists) return existing.state;
+  if (c.customerId !== null) await requireCustomer(s, c.merchantId, c.customerId);
+  const merchant = await loadMerchant(s, c.merchantId);
+  const now = s.clock.now();
+  const common = {
+    quoteId: c.quoteId, merchantId: c.merchantId, customerId: c.customerId, routing: merchant.routing, pricing: merchant.pricing,
+    at: now.toISOString(), expiresAt: new Date(now.getTime() + s.config.quoteTtlSeconds * 1000).toISOString(),
+  };
+  const { result, append } = await s.aggregates.transact([streamId], async () => {
+    const loaded = await s.aggregates.load(streamId, Q.quoteDecider);
+    const r = c.request;
+    const events = r.flow === 'transfer' ? Q.quoteTransfer(loaded.state, { ...common, ...r }) : Q.quotePayinOrPayout(loaded.state, { ...common, ...r });
+    const state = events.reduce(Q.quoteDecider.evolve, loaded.state);
+    return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: state };
+  });
+  await s.settle(append?.position);
+  return result;
+}

@@ -1,0 +1,117 @@
+// What payins, payouts and quotes share: rail parties, status history, the wallet impact statement.
+import { COUNTRIES, operator, type CountryCode } from './catalogue.ts';
+import { refuse, type ErrorDetail, DomainError } from './errors.ts';
+import { normalisePhone } from './phone.ts';
+
+export type PaymentStatus = 'created' | 'pending' | 'completed' | 'failed';
+
+export interface HistoryEntry {
+  status: PaymentStatus;
+  reason: string | null;
+  created_at: string;
+}
+
+/** Seed "Rail party": where money is collected from or paid to. */
+export interface RailParty {
+  country_code: string;
+  rail_type: string;
+  phone?: string;
+  operator_code?: string;
+  bank_name?: string;
+  bank_code?: string;
+  account_name?: string;
+  account_number?: string;
+}
+
+/** Seed "Recipient": a rail party plus who the recipient is. */
+export interface Recipient extends RailParty {
+  recipient_type: 'individual' | 'business';
+  first_name?: string;
+  last_name?: string;
+  business_name?: string;
+  email?: string;
+  recipient_nationality_code?: string;
+  address_line1?: string;
+  city?: string;
+}
+
+export const RAIL_PARTY_FIELDS = ['country_code', 'rail_type', 'phone', 'operator_code', 'bank_name', 'bank_code', 'account_name', 'account_number'] as const;
+export const RECIPIENT_FIELDS = [
+  ...RAIL_PARTY_FIELDS, 'recipient_type', 'first_name', 'last_name', 'business_name', 'email', 'recipient_nationality_code',
+  'address_line1', 'city',
+] as const;
+
+/**
+ * One effect of a quote or payment on the merchant's wallet, at one moment of its life:
+ * `available_delta` and `reserved_delta` are signed decimal strings ("-5000", "0", "4925").
+ */
+export interface WalletEffect {
+  currency: string;
+  /**
+   * When it applies. Payins and payouts: `created`, `completed`, `failed`. Transfers: `created`,
+   * `collection_completed`, `collection_failed`, `disbursement_completed`, `disbursement_failed`.
+   */
+  when: string;
+  available_delta: string;
+  reserved_delta: string;
+  description: string;
+}
+
+/** The effect per currency of a quote (what will happen) or a payment (with `applied` per effect). */
+export interface WalletImpact {
+  effects: WalletEffect[];
+}
+
+/**
+ * Checks a payment's rail party against its quote and normalises it: same country, rail and
+ * operator (else `quote_mismatch`); a mobile-money party needs `phone` and `operator_code` (else
+ * `bad_request` naming the field); the phone is validated for the party's country and kept in E.164.
+ */
+export function checkParty<P extends RailParty>(
+  party: P,
+  expected: { country_code: string; operator_code: string; rail_type: string },
+  field: string,
+): P {
+  const missing: ErrorDetail[] = [];
+  if (party.rail_type === 'mobile_money') {
+    if (party.phone === undefined) missing.push({ field: `${field}.phone`, message: 'is required for mobile_money' });
+    if (party.operator_code === undefined) missing.push({ field: `${field}.operator_code`, message: 'is required for mobile_money' });
+  }
+  if (missing.length > 0) throw new DomainError('bad_request', `${field} is incomplete`, missing);
+  const mismatched = (['country_code', 'rail_type', 'operator_code'] as const).filter((k) => party[k] !== expected[k]);
+  if (mismatched.length > 0) {
+    refuse('quote_mismatch', `${field} does not match the quote (${mismatched.join(', ')})`, mismatched.map((k) => ({
+      field: `${field}.${k}`, message: `must be ${expected[k]}, as quoted`,
+    })));
+  }
+  const op = operator(party.operator_code!);
+  if (!op || !(party.country_code in COUNTRIES)) refuse('unsupported_route', `${field}: unknown operator or country`);
+  const phone = normalisePhone(party.phone!, party.country_code as CountryCode, `${field}.phone`);
+  return { ...party, phone };
+}
+
+/** The lifecycle every payment shares (payins and payouts): created → pending → completed | failed. */
+export interface PaymentLifecycle {
+  status: PaymentStatus;
+  provider_reference: string | null;
+  failure_reason: string | null;
+  history: HistoryEntry[];
+  updated_at: string;
+  submitted_at: string | null;
+  completed_at: string | null;
+  failed_at: string | null;
+}
+
+export const initialLifecycle = (): PaymentLifecycle => ({
+  status: 'created', provider_reference: null, failure_reason: null, history: [], updated_at: '',
+  submitted_at: null, completed_at: null, failed_at: null,
+});
+
+export function moveTo<S extends PaymentLifecycle>(s: S, status: PaymentStatus, reason: string | null, at: string): S {
+  return { ...s, status, history: [...s.history, { status, reason, created_at: at }], updated_at: at };
+}
+
+/** A provider outcome for a leg: completed, or failed with the provider's reason. */
+export type LegOutcome =
+  | { outcome: 'completed'; providerReference: string | null }
+  | { outcome: 'failed'; providerReference: string | null; reason: string };

@@ -1,0 +1,242 @@
+// The merchant's wallet in one currency (stream `wallet-<merchantId>-<currency>`), kept as a
+// double-entry ledger. Every event carries balanced postings over named accounts:
+//
+//   merchant:<id>:available   what the merchant can spend (never below zero)
+//   merchant:<id>:reserved    held for payouts / transfer disbursements in flight (never below zero)
+//   provider:<operator>       clearing with the mobile-money operator
+//   platform:fees             fees earned
+//   platform:funding          sandbox funding (top-ups): the only place money enters
+//
+// Balances are kept as credits minus debits per account, so the merchant's accounts (liabilities of
+// the platform towards the merchant) are positive and the sum over all accounts is always zero.
+//
+// Vocabulary: a reservation is *held* (available → reserved), then *posted* (reserved → provider and
+// fees: the money left) or *released* (reserved → available). Every movement is idempotent by its
+// entity id (hold id, credit id, top-up id): a second hold/post/release/credit decides no events, so
+// a redelivered message never moves money twice.
+import { invariant, refuse } from './errors.ts';
+import { unreachable, type DomainEvent } from './decider.ts';
+import { formatMoney, type Money } from './money.ts';
+
+export type Side = 'debit' | 'credit';
+
+export interface Posting {
+  account: string;
+  side: Side;
+  /** Whole francs, decimal string, > 0. */
+  amount: string;
+}
+
+export const accounts = {
+  available: (merchantId: string) => `merchant:${merchantId}:available`,
+  reserved: (merchantId: string) => `merchant:${merchantId}:reserved`,
+  provider: (operatorCode: string) => `provider:${operatorCode}`,
+  fees: 'platform:fees',
+  funding: 'platform:funding',
+};
+
+/** What caused a movement: the payment, transfer leg or top-up it belongs to. */
+export interface MovementRef {
+  type: 'top_up' | 'payin' | 'payout' | 'transfer';
+  id: string;
+}
+
+/** The merchant's balances right after an event (read models take them as they are). */
+export interface Balances {
+  available: string;
+  reserved: string;
+}
+
+interface Common {
+  merchant_id: string;
+  currency: string;
+  postings: Posting[];
+  balances: Balances;
+  at: string;
+}
+
+export type WalletEvent =
+  | DomainEvent<'wallet.topped_up', Common & { entry_id: string; amount: string; reference: MovementRef }>
+  | DomainEvent<'wallet.funds_held', Common & { hold_id: string; amount: string; reference: MovementRef }>
+  | DomainEvent<'wallet.hold_posted', Common & { hold_id: string; amount: string; fee: string; operator_code: string; reference: MovementRef }>
+  | DomainEvent<'wallet.hold_released', Common & { hold_id: string; amount: string; reason: string | null; reference: MovementRef }>
+  | DomainEvent<'wallet.credited', Common & {
+    credit_id: string; gross_amount: string; fee: string; net_amount: string; operator_code: string; reference: MovementRef;
+  }>;
+
+export type HoldStatus = 'held' | 'posted' | 'released';
+
+export interface Hold {
+  amount: Money;
+  status: HoldStatus;
+  reference: MovementRef;
+}
+
+export interface WalletState {
+  merchantId: string;
+  currency: string;
+  /** credits − debits per account. */
+  balances: Record<string, Money>;
+  holds: Record<string, Hold>;
+  credits: Record<string, true>;
+  topUps: Record<string, true>;
+  updatedAt: string | null;
+}
+
+export const balanceOf = (s: WalletState, account: string): Money => s.balances[account] ?? 0n;
+export const available = (s: WalletState, merchantId = s.merchantId): Money => balanceOf(s, accounts.available(merchantId));
+export const reserved = (s: WalletState, merchantId = s.merchantId): Money => balanceOf(s, accounts.reserved(merchantId));
+
+/** A broken ledger must stop the process: every event balances, merchant accounts never go negative. */
+function applyPostings(s: WalletState, merchantId: string, postings: Posting[]): Record<string, Money> {
+  let debits = 0n;
+  let credits = 0n;
+  const balances = { ...s.balances };
+  for (const p of postings) {
+    const amount = BigInt(p.amount);
+    invariant(amount > 0n, `posting of ${p.amount} on ${p.account}: amounts are positive`);
+    if (p.side === 'debit') debits += amount;
+    else credits += amount;
+    balances[p.account] = (balances[p.account] ?? 0n) + (p.side === 'credit' ? amount : -amount);
+  }
+  invariant(postings.length >= 2 && debits === credits, `unbalanced wallet event: debits ${debits}, credits ${credits}`);
+  for (const account of [accounts.available(merchantId), accounts.reserved(merchantId)]) {
+    invariant((balances[account] ?? 0n) >= 0n, `${account} would go below zero`);
+  }
+  return balances;
+}
+
+export const walletDecider = {
+  initialState: (): WalletState => ({ merchantId: '', currency: '', balances: {}, holds: {}, credits: {}, topUps: {}, updatedAt: null }),
+  evolve(s: WalletState, e: WalletEvent): WalletState {
+    const base: WalletState = {
+      ...s, merchantId: e.data.merchant_id, currency: e.data.currency,
+      balances: applyPostings(s, e.data.merchant_id, e.data.postings), updatedAt: e.data.at,
+    };
+    switch (e.type) {
+      case 'wallet.topped_up':
+        return { ...base, topUps: { ...s.topUps, [e.data.entry_id]: true } };
+      case 'wallet.funds_held':
+        return { ...base, holds: { ...s.holds, [e.data.hold_id]: { amount: BigInt(e.data.amount), status: 'held', reference: e.data.reference } } };
+      case 'wallet.hold_posted':
+        return { ...base, holds: { ...s.holds, [e.data.hold_id]: { ...s.holds[e.data.hold_id]!, status: 'posted' } } };
+      case 'wallet.hold_released':
+        return { ...base, holds: { ...s.holds, [e.data.hold_id]: { ...s.holds[e.data.hold_id]!, status: 'released' } } };
+      case 'wallet.credited':
+        return { ...base, credits: { ...s.credits, [e.data.credit_id]: true } };
+      default:
+        return unreachable(e);
+    }
+  },
+};
+
+// ---- decisions (pure; ids and time arrive in the command) ----
+
+interface Target {
+  merchantId: string;
+  currency: string;
+  at: string;
+}
+
+const debit = (account: string, amount: Money): Posting => ({ account, side: 'debit', amount: formatMoney(amount) });
+const credit = (account: string, amount: Money): Posting => ({ account, side: 'credit', amount: formatMoney(amount) });
+/** Zero-amount postings say nothing: left out (a fee of 0, say). */
+const nonZero = (postings: Posting[]) => postings.filter((p) => p.amount !== '0');
+
+/** Common fields of an event, with the merchant's balances after its postings. */
+function common(s: WalletState, t: Target, postings: Posting[]): Common {
+  invariant(s.merchantId === '' || s.merchantId === t.merchantId, 'wallet of another merchant');
+  invariant(s.currency === '' || s.currency === t.currency, 'wallet in another currency');
+  const after = applyPostings(s, t.merchantId, postings);
+  return {
+    merchant_id: t.merchantId, currency: t.currency, postings,
+    balances: {
+      available: formatMoney(after[accounts.available(t.merchantId)] ?? 0n),
+      reserved: formatMoney(after[accounts.reserved(t.merchantId)] ?? 0n),
+    },
+    at: t.at,
+  };
+}
+
+/** Sandbox funding: platform:funding → available. */
+export function topUp(s: WalletState, c: Target & { entryId: string; amount: Money }): WalletEvent[] {
+  invariant(c.amount > 0n, 'a top-up is positive');
+  if (s.topUps[c.entryId]) return [];
+  const postings = [debit(accounts.funding, c.amount), credit(accounts.available(c.merchantId), c.amount)];
+  return [{
+    type: 'wallet.topped_up',
+    data: { ...common(s, c, postings), entry_id: c.entryId, amount: formatMoney(c.amount), reference: { type: 'top_up', id: c.entryId } },
+  }];
+}
+
+/** Reserve `amount` for a payout or disbursement leg: available → reserved, or 400 insufficient_balance. */
+export function hold(s: WalletState, c: Target & { holdId: string; amount: Money; reference: MovementRef }): WalletEvent[] {
+  invariant(c.amount > 0n, 'a hold is positive');
+  if (s.holds[c.holdId]) return [];
+  const have = available(s, c.merchantId);
+  if (have < c.amount) {
+    refuse('insufficient_balance', `Insufficient ${c.currency} balance: ${c.amount} needed, ${have} available`);
+  }
+  const postings = [debit(accounts.available(c.merchantId), c.amount), credit(accounts.reserved(c.merchantId), c.amount)];
+  return [{ type: 'wallet.funds_held', data: { ...common(s, c, postings), hold_id: c.holdId, amount: formatMoney(c.amount), reference: c.reference } }];
+}
+
+/**
+ * The money left: reserved is debited, the operator's clearing account is credited with what it
+ * pays out (amount − fee) and platform:fees with the fee. A hold already posted or released: nothing.
+ */
+export function postHold(s: WalletState, c: Target & { holdId: string; fee: Money; operatorCode: string }): WalletEvent[] {
+  const h = s.holds[c.holdId];
+  invariant(h, `posting unknown hold ${c.holdId}`);
+  if (h.status !== 'held') return [];
+  invariant(c.fee >= 0n && c.fee <= h.amount, `fee ${c.fee} outside the held ${h.amount}`);
+  const postings = nonZero([
+    debit(accounts.reserved(c.merchantId), h.amount),
+    credit(accounts.provider(c.operatorCode), h.amount - c.fee),
+    credit(accounts.fees, c.fee),
+  ]);
+  return [{
+    type: 'wallet.hold_posted',
+    data: {
+      ...common(s, c, postings), hold_id: c.holdId, amount: formatMoney(h.amount), fee: formatMoney(c.fee),
+      operator_code: c.operatorCode, reference: h.reference,
+    },
+  }];
+}
+
+/** The leg failed: reserved → available. A hold already posted or released: nothing. */
+export function releaseHold(s: WalletState, c: Target & { holdId: string; reason: string | null }): WalletEvent[] {
+  const h = s.holds[c.holdId];
+  invariant(h, `releasing unknown hold ${c.holdId}`);
+  if (h.status !== 'held') return [];
+  const postings = [debit(accounts.reserved(c.merchantId), h.amount), credit(accounts.available(c.merchantId), h.amount)];
+  return [{
+    type: 'wallet.hold_released',
+    data: { ...common(s, c, postings), hold_id: c.holdId, amount: formatMoney(h.amount), reason: c.reason, reference: h.reference },
+  }];
+}
+
+/**
+ * A collection settled: the operator owes us `gross`; the merchant's available is credited with
+ * gross − fee and platform:fees with the fee. The same credit id again: nothing.
+ */
+export function creditCollection(
+  s: WalletState,
+  c: Target & { creditId: string; gross: Money; fee: Money; operatorCode: string; reference: MovementRef },
+): WalletEvent[] {
+  if (s.credits[c.creditId]) return [];
+  invariant(c.gross > 0n && c.fee >= 0n && c.fee < c.gross, `credit of ${c.gross} with fee ${c.fee}`);
+  const net = c.gross - c.fee;
+  const postings = nonZero([
+    debit(accounts.provider(c.operatorCode), c.gross),
+    credit(accounts.available(c.merchantId), net),
+    credit(accounts.fees, c.fee),
+  ]);
+  return [{
+    type: 'wallet.credited',
+    data: {
+      ...common(s, c, postings), credit_id: c.creditId, gross_amount: formatMoney(c.gross), fee: formatMoney(c.fee),
+      net_amount: formatMoney(net), operator_code: c.operatorCode, reference: c.reference,
+    },
+  }];
+}

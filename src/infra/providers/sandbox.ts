@@ -1,0 +1,131 @@
+// The sandbox provider (CONTRACT.md §3): a simulated mobile-money operator with its own books in
+// `sandbox_provider_legs`, so its state survives restarts like a real external system's would.
+//
+// Outcome, fixed when the leg is initiated, by the phone of the party collected from or paid:
+//   ends in 99  → the leg fails: collections `INSUFFICIENT_FUNDS` (`PAYER_NOT_FOUND` when it ends
+//                 in 999), disbursements `RECIPIENT_NOT_FOUND`
+//   ends in 98  → the leg stays pending for ever (only a callback settles it)
+//   otherwise   → the leg completes
+// A collection with OTP `000000` fails `INVALID_OTP`; one on an OTP operator without an OTP fails
+// `OTP_REQUIRED`. Every leg settles `settleMs` after it was initiated, when its status is asked.
+//
+// Callbacks: `callbackFor()` plays the operator: it settles a leg and returns the signed request the
+// operator would send to POST /provider-callbacks/sandbox (header `x-sandbox-signature`, an HMAC
+// under the server key over the fields in a fixed order).
+import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Clock } from '../clock.ts';
+import type { Secrets } from '../secrets.ts';
+import { operator } from '../../domain/catalogue.ts';
+import { CallbackRejected, type InitiateLeg, type ProviderAdapter, type ProviderCallback, type ProviderStatus } from './types.ts';
+
+export const SANDBOX = 'sandbox';
+export const INVALID_OTP = '000000';
+const SIGNATURE_HEADER = 'x-sandbox-signature';
+
+interface Row {
+  reference: string;
+  provider_reference: string;
+  kind: string;
+  planned: 'completed' | 'failed' | 'stuck';
+  planned_reason: string | null;
+  state: 'pending' | 'completed' | 'failed';
+  reason: string | null;
+  settle_at: Date | string;
+}
+
+function plan(leg: InitiateLeg): { planned: Row['planned']; reason: string | null } {
+  if (leg.kind === 'collection') {
+    if (operator(leg.operatorCode)?.requiresOtp && !leg.otp) return { planned: 'failed', reason: 'OTP_REQUIRED' };
+    if (leg.otp === INVALID_OTP) return { planned: 'failed', reason: 'INVALID_OTP' };
+  }
+  if (leg.phone.endsWith('99')) {
+    if (leg.kind === 'disbursement') return { planned: 'failed', reason: 'RECIPIENT_NOT_FOUND' };
+    return { planned: 'failed', reason: leg.phone.endsWith('999') ? 'PAYER_NOT_FOUND' : 'INSUFFICIENT_FUNDS' };
+  }
+  if (leg.phone.endsWith('98')) return { planned: 'stuck', reason: null };
+  return { planned: 'completed', reason: null };
+}
+
+function statusOf(row: Row): ProviderStatus {
+  if (row.state === 'failed') return { state: 'failed', providerReference: row.provider_reference, reason: row.reason ?? 'FAILED' };
+  return { state: row.state, providerReference: row.provider_reference };
+}
+
+const signedText = (c: { reference: string; provider_reference: string; status: string; reason: string | null }) =>
+  `sandbox-callback\n${c.reference}\n${c.provider_reference}\n${c.status}\n${c.reason ?? ''}`;
+
+export class SandboxProvider implements ProviderAdapter {
+  readonly name = SANDBOX;
+
+  constructor(
+    private readonly knex: Knex,
+    private readonly clock: Clock,
+    private readonly secrets: Secrets,
+    private readonly settleMs: number,
+  ) {}
+
+  async initiate(leg: InitiateLeg): Promise<ProviderStatus> {
+    const now = this.clock.now();
+    const { planned, reason } = plan(leg);
+    // The reference is the idempotency key: a second initiate finds the first leg and changes nothing.
+    await this.knex.raw(
+      `INSERT INTO sandbox_provider_legs
+         (reference, provider_reference, kind, operator_code, phone, amount, currency, planned, planned_reason, state, settle_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
+       ON CONFLICT (reference) DO NOTHING`,
+      [
+        leg.reference, `SBX-${randomBytes(8).toString('hex').toUpperCase()}`, leg.kind, leg.operatorCode, leg.phone,
+        leg.amount.toString(), leg.currency, planned, reason, new Date(now.getTime() + this.settleMs), now,
+      ],
+    );
+    return (await this.status(leg.reference))!;
+  }
+
+  async status(reference: string): Promise<ProviderStatus | undefined> {
+    const now = this.clock.now();
+    // A due leg settles to its planned outcome, once (state = 'pending' guards a concurrent reader).
+    await this.knex.raw(
+      `UPDATE sandbox_provider_legs SET state = planned, reason = planned_reason, settled_at = ?
+       WHERE reference = ? AND state = 'pending' AND planned <> 'stuck' AND settle_at <= ?`,
+      [now, reference, now],
+    );
+    const row = (await this.knex('sandbox_provider_legs').where({ reference }).first()) as Row | undefined;
+    return row ? statusOf(row) : undefined;
+  }
+
+  /**
+   * Plays the operator sending a callback: settles the leg (if still pending) and returns the signed
+   * request body and headers. Returns undefined for an unknown reference.
+   */
+  async callbackFor(reference: string, outcome: { state: 'completed' } | { state: 'failed'; reason: string }): Promise<{ body: Record<string, unknown>; headers: Record<string, string> } | undefined> {
+    const reason = outcome.state === 'failed' ? outcome.reason : null;
+    await this.knex('sandbox_provider_legs').where({ reference, state: 'pending' })
+      .update({ state: outcome.state, reason, settled_at: this.clock.now() });
+    const row = (await this.knex('sandbox_provider_legs').where({ reference }).first()) as Row | undefined;
+    if (!row) return undefined;
+    const body = { reference: row.reference, provider_reference: row.provider_reference, status: row.state, reason: row.reason };
+    return { body, headers: { [SIGNATURE_HEADER]: this.secrets.hash(signedText(body)) } };
+  }
+
+  async parseCallback(body: unknown, headers: Record<string, string | string[] | undefined>): Promise<ProviderCallback> {
+    const signature = headers[SIGNATURE_HEADER];
+    const b = body as Record<string, unknown> | null;
+    const text = (v: unknown) => (typeof v === 'string' && v.length > 0 && v.length <= 200 ? v : undefined);
+    const reference = text(b?.reference);
+    const providerReference = text(b?.provider_reference);
+    const status = b?.status;
+    const reason = b?.reason === null || b?.reason === undefined ? null : text(b.reason);
+    if (typeof signature !== 'string' || !reference || !providerReference || reason === undefined ||
+      (status !== 'pending' && status !== 'completed' && status !== 'failed')) {
+      throw new CallbackRejected('malformed sandbox callback');
+    }
+    if (!this.secrets.matches(signedText({ reference, provider_reference: providerReference, status, reason }), signature)) {
+      throw new CallbackRejected('bad sandbox callback signature');
+    }
+    const st: ProviderStatus = status === 'failed'
+      ? { state: 'failed', providerReference, reason: reason ?? 'FAILED' }
+      : { state: status, providerReference };
+    return { reference, status: st };
+  }
+}

@@ -1,0 +1,51 @@
+// Helpers for the money-core API tests: customers, quotes, top-ups, waiting for the gateway.
+import type { MerchantCreds, TestApp } from './app.ts';
+
+export async function newCustomer(h: TestApp, m: MerchantCreds, country = 'CM', phone = '+237670000001'): Promise<string> {
+  const c = await h.as(m, 'POST', '/customers', { first_name: 'Ama', last_name: 'Test', phone, country_code: country }, { idem: true });
+  if (c.status !== 201) throw new Error(`customer create failed: ${c.status} ${c.text}`);
+  return c.body.id as string;
+}
+
+export const leg = (operator: string, country: string, currency: string, amount: string) => ({
+  country_code: country, operator_code: operator, rail_type: 'mobile_money', send_amount: amount, send_currency: currency,
+});
+
+export async function quote(h: TestApp, m: MerchantCreds, flow: 'payin' | 'payout', body: Record<string, unknown>): Promise<any> {
+  const q = await h.as(m, 'POST', `/quotes/${flow}`, body, { idem: true });
+  if (q.status !== 201) throw new Error(`quote failed: ${q.status} ${q.text}`);
+  return q.body;
+}
+
+export async function topUp(h: TestApp, m: MerchantCreds, currency: string, amount: string): Promise<void> {
+  const r = await h.admin('POST', `/admin/merchants/${m.merchantId}/wallets/${currency}/top-ups`, { amount });
+  if (r.status !== 201) throw new Error(`top-up failed: ${r.status} ${r.text}`);
+}
+
+export async function wallet(h: TestApp, m: MerchantCreds, currency: string): Promise<{ available: string; reserved: string }> {
+  const w = await h.as(m, 'GET', '/wallets');
+  return w.body.data.find((x: { currency: string }) => x.currency === currency);
+}
+
+export const party = (country: string, operator: string, phone: string) => ({ country_code: country, rail_type: 'mobile_money', operator_code: operator, phone });
+
+export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the payment reaches a terminal status (or `status`). */
+export async function settled(h: TestApp, m: MerchantCreds, kind: 'payins' | 'payouts', id: string, status?: string): Promise<any> {
+  return until(`${kind}/${id} ${status ?? 'terminal'}`, async () => {
+    const r = await h.as(m, 'GET', `/${kind}/${id}`);
+    const s = r.body?.status;
+    return (status ? s === status : s === 'completed' || s === 'failed') ? r.body : undefined;
+  });
+}
