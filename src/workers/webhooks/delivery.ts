@@ -1,0 +1,128 @@
+// Delivery attempts, run as durable jobs (infra/scheduler.ts), so the retry schedule survives a
+// restart and each attempt runs in one process at a time. Job keys: `auto:<event id>` carries the
+// retry schedule (one per event); `manual:<event id>:<nonce>` is one redelivery asked for by the
+// merchant (an extra attempt now, outside the schedule).
+//
+// Isolation: the job kind runs many attempts at once, but at most PER_MERCHANT_CONCURRENCY per
+// merchant in this process; an attempt over that bound is put back without counting as an attempt
+// (and before any database read), so a slow or dead endpoint holds a few slots at most and other
+// merchants' deliveries go on. It is put back for about as long as that merchant's attempts have
+// lately been taking, so a dead endpoint's backlog waits quietly while a busy but healthy one keeps
+// its slots full.
+import { randomUUID } from 'node:crypto';
+import type { Services } from '../../services.ts';
+import type { Job, JobOutcome } from '../../infra/scheduler.ts';
+import type { UrlPolicy } from '../../infra/url-safety.ts';
+import { postWebhook, signedHeaders, type AttemptResult } from './sender.ts';
+import { JOB_KIND, isFinal, manualJobKey, recordAttempt, type WebhookEventRow } from './store.ts';
+
+export const OVERALL_CONCURRENCY = 64;
+export const PER_MERCHANT_CONCURRENCY = 4;
+/** Shortest put-back of an attempt that found its merchant's slots taken (not an attempt). */
+const BUSY_RETRY_MIN_MS = 200;
+/** Safety net for an event still waiting for its predecessor (normally released at once). */
+const WAITING_RECHECK_MS = 30_000;
+const DURATIONS_KEPT = 10_000;
+
+export interface DeliveryJob {
+  eventId: string;
+  merchantId: string;
+  trigger: 'scheduled' | 'manual';
+}
+
+/** Counts in-flight attempts per key and refuses beyond a bound; remembers how long attempts take. */
+export class KeyedLimiter {
+  private readonly inFlight = new Map<string, number>();
+  private readonly typicalMs = new Map<string, number>();
+  constructor(private readonly perKey: number) {}
+
+  tryAcquire(key: string): boolean {
+    const n = this.inFlight.get(key) ?? 0;
+    if (n >= this.perKey) return false;
+    this.inFlight.set(key, n + 1);
+    return true;
+  }
+
+  release(key: string, durationMs?: number): void {
+    const n = (this.inFlight.get(key) ?? 1) - 1;
+    if (n <= 0) this.inFlight.delete(key);
+    else this.inFlight.set(key, n);
+    if (durationMs !== undefined) {
+      const before = this.typicalMs.get(key);
+      this.typicalMs.delete(key);
+      this.typicalMs.set(key, before === undefined ? durationMs : 0.7 * before + 0.3 * durationMs);
+      if (this.typicalMs.size > DURATIONS_KEPT) this.typicalMs.delete(this.typicalMs.keys().next().value as string);
+    }
+  }
+
+  /** How long to put back an attempt for a busy key: about one recent attempt's duration, jittered. */
+  busyDelayMs(key: string, maxMs: number): number {
+    const typical = Math.min(Math.max(this.typicalMs.get(key) ?? 0, BUSY_RETRY_MIN_MS), Math.max(maxMs, BUSY_RETRY_MIN_MS));
+    return Math.round(typical * (0.5 + Math.random()));
+  }
+}
+
+export function urlPolicy(s: Services): UrlPolicy {
+  return { allowPrivate: s.config.allowPrivateUrls, schemes: ['https:'], resolver: s.resolver };
+}
+
+/** Asks for one extra attempt now (POST /events/{id}/redeliver). */
+export async function requestRedelivery(s: Services, eventId: string, merchantId: string): Promise<void> {
+  const job: DeliveryJob = { eventId, merchantId, trigger: 'manual' };
+  await s.scheduler.schedule(JOB_KIND, manualJobKey(eventId, randomUUID()), job, s.clock.now());
+}
+
+async function attempt(s: Services, row: WebhookEventRow): Promise<{ url: string | null; attemptedAt: Date; result: AttemptResult }> {
+  const attemptedAt = s.clock.now();
+  const merchant = (await s.knex('merchants').where({ id: row.merchant_id }).first('webhook_url', 'webhook_secret_sealed')) as
+    | { webhook_url: string | null; webhook_secret_sealed: string | null }
+    | undefined;
+  const url = merchant?.webhook_url ?? null;
+  if (!url || !merchant?.webhook_secret_sealed) {
+    return { url, attemptedAt, result: { ok: false, statusCode: null, error: 'no webhook URL configured', durationMs: 0 } };
+  }
+  let secret: string;
+  try {
+    secret = s.secrets.decrypt(merchant.webhook_secret_sealed);
+  } catch {
+    return { url, attemptedAt, result: { ok: false, statusCode: null, error: 'the signing secret cannot be read', durationMs: 0 } };
+  }
+  const headers = signedHeaders(secret, row.body, row.event, row.id, s.clock.now());
+  const result = await postWebhook({ url, body: row.body, headers, timeoutMs: s.config.webhookTimeoutMs, policy: urlPolicy(s) });
+  return { url, attemptedAt, result };
+}
+
+export function deliveryHandler(s: Services): (job: Job<DeliveryJob>) => Promise<JobOutcome> {
+  const limiter = new KeyedLimiter(PER_MERCHANT_CONCURRENCY);
+  const later = (ms: number) => ({ retryAt: new Date(s.clock.now().getTime() + ms) });
+
+  return async (job) => {
+    const { eventId, trigger, merchantId } = job.payload;
+    if (!limiter.tryAcquire(merchantId)) return later(limiter.busyDelayMs(merchantId, s.config.webhookTimeoutMs));
+    let durationMs: number | undefined;
+    try {
+      const row = (await s.knex('webhook_events').where({ id: eventId }).first()) as WebhookEventRow | undefined;
+      if (!row) return;
+      if (trigger === 'scheduled') {
+        if (row.delivery_status !== 'pending') return; // delivered (maybe by a redelivery) or finished
+        if (row.prev_event_id) {
+          const prev = await s.knex('webhook_events').where({ id: row.prev_event_id }).first('delivery_status');
+          if (!prev || !isFinal(prev.delivery_status)) return later(WAITING_RECHECK_MS);
+        }
+        const due = row.next_attempt_at ? new Date(row.next_attempt_at).getTime() : 0;
+        if (due > s.clock.now().getTime()) return { retryAt: new Date(due) };
+      }
+      const { url, attemptedAt, result } = await attempt(s, row);
+      durationMs = result.durationMs;
+      const outcome = await recordAttempt(s, eventId, { trigger, url, attemptedAt, ...result });
+      s.log.info({
+        webhook_id: eventId, event: row.event, merchant_id: row.merchant_id, trigger, attempt: outcome.row.attempt_count,
+        status_code: result.statusCode, error: result.error, duration_ms: result.durationMs, delivery_status: outcome.row.delivery_status,
+      }, 'webhook attempt');
+      if (trigger === 'scheduled' && outcome.nextAttemptAt) return { retryAt: outcome.nextAttemptAt };
+      return;
+    } finally {
+      limiter.release(merchantId, durationMs);
+    }
+  };
+}

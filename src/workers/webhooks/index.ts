@@ -1,0 +1,37 @@
+// The webhook worker (issue 5): a durable bus consumer on `events.>` records one webhook event per
+// terminal domain event (before any delivery is attempted), and the durable scheduler runs the
+// delivery attempts and their retry schedule. See store.ts (states, order) and delivery.ts.
+import type { Services } from '../../services.ts';
+import type { Worker } from '../../registry.ts';
+import type { ForwardedEvent } from '../event-forwarder.ts';
+import { webhookResourceOf } from './resources.ts';
+import { JOB_KIND, recordWebhookEvent } from './store.ts';
+import { deliveryHandler, OVERALL_CONCURRENCY, type DeliveryJob } from './delivery.ts';
+
+export const WEBHOOK_RECORDER = 'webhook-recorder';
+
+export const webhookWorker: Worker = {
+  name: 'webhooks',
+  async start(s: Services) {
+    const deliver = deliveryHandler(s);
+    s.scheduler.register(JOB_KIND, (job) => deliver(job as typeof job & { payload: DeliveryJob }), {
+      concurrency: OVERALL_CONCURRENCY,
+      // An attempt lasts at most the time-out; the lease leaves room to record it.
+      leaseMs: s.config.webhookTimeoutMs + 60_000,
+      errorBackoffMs: (n) => Math.min(60_000, 1000 * 2 ** Math.min(n, 6)),
+    });
+    const consumer = await s.bus.consume({
+      durable: WEBHOOK_RECORDER,
+      subjects: ['events.>'],
+      concurrency: 8,
+      handler: async (msg) => {
+        const ev = msg.data as ForwardedEvent;
+        if (!webhookResourceOf(ev.stream_id, ev.type)) return;
+        await recordWebhookEvent(s, ev);
+      },
+    });
+    return async () => {
+      await consumer.stop();
+    };
+  },
+};

@@ -1,0 +1,224 @@
+// The webhook tables: recording events (once per domain event id, before any delivery), recording
+// attempts with the resulting delivery state, and reading them for the merchant API.
+//
+// Delivery states: `pending` (an attempt is due or the schedule is running), `delivered` (a 2xx
+// acknowledged it), `failed` (every scheduled attempt failed), `not_configured` (the merchant had
+// no webhook URL when the event was recorded; listed, never sent unless redelivered).
+//
+// Order per resource: each row names the resource's previous webhook event (`prev_event_id`). A row
+// gets its delivery job only once its predecessor is final (delivered, failed or not_configured);
+// the attempt that makes a row final schedules its successor. Both sides lock the predecessor row
+// (FOR SHARE / FOR UPDATE), so a successor recorded while its predecessor finishes is never lost.
+import type { Knex } from 'knex';
+import type { Services } from '../../services.ts';
+import type { ForwardedEvent } from '../event-forwarder.ts';
+import { draftOf, type Envelope, type WebhookEventDraft } from './envelope.ts';
+import { webhookResourceOf } from './resources.ts';
+
+export const JOB_KIND = 'webhook.delivery';
+export const autoJobKey = (eventId: string) => `auto:${eventId}`;
+export const manualJobKey = (eventId: string, nonce: string) => `manual:${eventId}:${nonce}`;
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'not_configured';
+export const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'delivered', 'failed', 'not_configured'];
+export const isFinal = (s: string) => s !== 'pending';
+
+export interface WebhookEventRow {
+  id: string;
+  merchant_id: string;
+  event: string;
+  resource_type: string;
+  resource_id: string;
+  customer_id: string | null;
+  stream_id: string;
+  stream_version: number;
+  prev_event_id: string | null;
+  body: string;
+  delivery_status: DeliveryStatus;
+  attempt_count: number;
+  scheduled_attempts: number;
+  next_attempt_at: Date | string | null;
+  last_attempt_at: Date | string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Date | string | null;
+  created_at: Date | string;
+  recorded_at: Date | string;
+  updated_at: Date | string;
+}
+
+export interface AttemptRow {
+  event_id: string;
+  attempt: number;
+  trigger: 'scheduled' | 'manual';
+  url: string | null;
+  attempted_at: Date | string;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  succeeded: boolean;
+}
+
+/**
+ * Records the webhook event(s) of one forwarded domain event: the event itself and any earlier
+ * webhook event of the same resource not yet recorded (so the order chain is always complete).
+ * Idempotent: a redelivered message inserts nothing. Returns how many rows were inserted.
+ */
+export async function recordWebhookEvent(s: Services, ev: ForwardedEvent): Promise<number> {
+  const resource = webhookResourceOf(ev.stream_id, ev.type);
+  if (!resource) return 0;
+  const already = await s.knex('webhook_events').where({ id: ev.id }).first('id');
+  if (already) return 0;
+  // The merchant read model must include everything up to this event (its webhook configuration).
+  await s.settle(BigInt(ev.position));
+  const stream = (await s.store.readStream(ev.stream_id)).filter((e) => e.version <= ev.version);
+  const hooks = stream.filter((e) => resource.events.includes(e.type));
+  if (!hooks.some((e) => e.id === ev.id)) throw new Error(`event ${ev.id} not found in ${ev.stream_id} at version ${ev.version}`);
+  const drafts: WebhookEventDraft[] = hooks.map((e) => draftOf(resource, stream, e));
+  const merchantId = drafts[drafts.length - 1]!.merchantId;
+  if (!merchantId || drafts.some((d) => d.merchantId !== merchantId)) {
+    throw new Error(`webhook snapshot of ${ev.stream_id} carries no (or an inconsistent) merchant_id`);
+  }
+  const now = s.clock.now();
+  return s.knex.transaction(async (tx) => {
+    const merchant = await tx('merchants').where({ id: merchantId }).first('webhook_url');
+    const configured = typeof merchant?.webhook_url === 'string' && merchant.webhook_url !== '';
+    let inserted = 0;
+    for (let i = 0; i < drafts.length; i++) {
+      const d = drafts[i]!;
+      const prevId = i > 0 ? drafts[i - 1]!.envelope.id : null;
+      const rows = await tx('webhook_events').insert({
+        id: d.envelope.id, merchant_id: merchantId, event: d.envelope.event, resource_type: d.resourceType,
+        resource_id: d.resourceId, customer_id: d.customerId, stream_id: d.streamId, stream_version: d.streamVersion,
+        prev_event_id: prevId, body: d.body, delivery_status: configured ? 'pending' : 'not_configured',
+        next_attempt_at: configured ? now : null, created_at: d.envelope.created_at, recorded_at: now, updated_at: now,
+      }).onConflict().ignore().returning('id');
+      if (rows.length === 0) continue;
+      inserted++;
+      if (!configured) continue;
+      const prev = prevId
+        ? await tx.raw<{ rows: Array<{ delivery_status: string }> }>('SELECT delivery_status FROM webhook_events WHERE id = ? FOR SHARE', [prevId])
+        : undefined;
+      if (!prev || (prev.rows[0] && isFinal(prev.rows[0].delivery_status))) {
+        await s.scheduler.schedule(JOB_KIND, autoJobKey(d.envelope.id), { eventId: d.envelope.id, merchantId, trigger: 'scheduled' }, now, { tx });
+      }
+    }
+    return inserted;
+  });
+}
+
+export interface AttemptOutcome {
+  row: WebhookEventRow;
+  /** Set when the schedule continues: when the next scheduled attempt is due. */
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Records one finished attempt and moves the delivery state; when the event becomes final, its
+ * resource's next event (if recorded and waiting) gets its delivery job.
+ */
+export async function recordAttempt(
+  s: Services,
+  eventId: string,
+  a: { trigger: 'scheduled' | 'manual'; url: string | null; attemptedAt: Date; durationMs: number; statusCode: number | null; error: string | null; ok: boolean },
+): Promise<AttemptOutcome> {
+  const schedule = s.config.webhookRetryScheduleSeconds;
+  const maxAttempts = schedule.length + 1;
+  return s.knex.transaction(async (tx) => {
+    const r = await tx.raw<{ rows: WebhookEventRow[] }>('SELECT * FROM webhook_events WHERE id = ? FOR UPDATE', [eventId]);
+    const row = r.rows[0];
+    if (!row) throw new Error(`webhook event ${eventId} not found`);
+    const now = s.clock.now();
+    const attempt = row.attempt_count + 1;
+    await tx('webhook_attempts').insert({
+      event_id: eventId, attempt, trigger: a.trigger, url: a.url, attempted_at: a.attemptedAt,
+      duration_ms: Math.max(0, Math.round(a.durationMs)), status_code: a.statusCode, error: a.error ? a.error.slice(0, 500) : null,
+      succeeded: a.ok,
+    });
+    let status: DeliveryStatus = row.delivery_status;
+    let scheduled = row.scheduled_attempts;
+    let nextAttemptAt: Date | null = row.next_attempt_at ? new Date(row.next_attempt_at) : null;
+    if (a.trigger === 'scheduled') scheduled++;
+    if (a.ok) {
+      status = 'delivered';
+      nextAttemptAt = null;
+    } else if (a.trigger === 'scheduled') {
+      if (scheduled >= maxAttempts) {
+        status = 'failed';
+        nextAttemptAt = null;
+      } else {
+        nextAttemptAt = new Date(now.getTime() + schedule[scheduled - 1]! * 1000);
+      }
+    }
+    const [updated] = (await tx('webhook_events').where({ id: eventId }).update({
+      delivery_status: status, attempt_count: attempt, scheduled_attempts: scheduled, next_attempt_at: nextAttemptAt,
+      last_attempt_at: a.attemptedAt, last_status_code: a.statusCode, last_error: a.ok ? null : a.error,
+      delivered_at: a.ok && !row.delivered_at ? now : row.delivered_at, updated_at: now,
+    }).returning('*')) as WebhookEventRow[];
+    if (row.delivery_status === 'pending' && isFinal(status)) await releaseSuccessors(s, tx, eventId, now);
+    return { row: updated!, nextAttemptAt: status === 'pending' ? nextAttemptAt : null };
+  });
+}
+
+/** Schedules the first attempt of the events waiting for `eventId` (same resource, next in order). */
+async function releaseSuccessors(s: Services, tx: Knex.Transaction, eventId: string, now: Date): Promise<void> {
+  const next = await tx('webhook_events')
+    .where({ prev_event_id: eventId, delivery_status: 'pending', scheduled_attempts: 0 })
+    .select('id', 'merchant_id');
+  for (const n of next as Array<{ id: string; merchant_id: string }>) {
+    await tx('webhook_events').where({ id: n.id }).update({ next_attempt_at: now, updated_at: now });
+    await s.scheduler.schedule(JOB_KIND, autoJobKey(n.id), { eventId: n.id, merchantId: n.merchant_id, trigger: 'scheduled' }, now, { tx });
+  }
+}
+
+// ---- reads for the merchant API ----
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+export interface EventView extends Envelope {
+  delivery_status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  delivered_at: string | null;
+  attempts: Array<{
+    attempt: number;
+    trigger: 'scheduled' | 'manual';
+    attempted_at: string;
+    url: string | null;
+    status_code: number | null;
+    error: string | null;
+    duration_ms: number;
+    succeeded: boolean;
+  }>;
+}
+
+export function eventView(row: WebhookEventRow, attempts: AttemptRow[]): EventView {
+  const envelope = JSON.parse(row.body) as Envelope;
+  return {
+    ...envelope,
+    delivery_status: row.delivery_status,
+    attempt_count: row.attempt_count,
+    next_attempt_at: iso(row.next_attempt_at),
+    last_attempt_at: iso(row.last_attempt_at),
+    delivered_at: iso(row.delivered_at),
+    attempts: attempts
+      .filter((a) => a.event_id === row.id)
+      .sort((x, y) => x.attempt - y.attempt)
+      .map((a) => ({
+        attempt: a.attempt, trigger: a.trigger, attempted_at: iso(a.attempted_at)!, url: a.url,
+        status_code: a.status_code, error: a.error, duration_ms: a.duration_ms, succeeded: a.succeeded,
+      })),
+  };
+}
+
+export async function attemptsOf(knex: Knex, eventIds: string[]): Promise<AttemptRow[]> {
+  if (eventIds.length === 0) return [];
+  return (await knex('webhook_attempts').whereIn('event_id', eventIds).orderBy([{ column: 'event_id' }, { column: 'attempt' }])) as AttemptRow[];
+}
+
+export async function readEvent(knex: Knex, merchantId: string, id: string): Promise<EventView | undefined> {
+  const row = (await knex('webhook_events').where({ id, merchant_id: merchantId }).first()) as WebhookEventRow | undefined;
+  if (!row) return undefined;
+  return eventView(row, await attemptsOf(knex, [row.id]));
+}
