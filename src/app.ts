@@ -10,8 +10,10 @@ import { systemClock, type Clock } from './infra/clock.ts';
 import { createLogger } from './infra/log.ts';
 import { openDatabase, migrate, type Database } from './infra/db.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
+import { KurrentEventStore } from './infra/eventstore/kurrent.ts';
 import type { EventStore } from './infra/eventstore/types.ts';
 import { MemoryBus } from './infra/bus/memory.ts';
+import { NatsBus } from './infra/bus/nats.ts';
 import type { Bus } from './infra/bus/types.ts';
 import { Secrets } from './infra/secrets.ts';
 import { systemResolver, type Resolver } from './infra/url-safety.ts';
@@ -71,9 +73,20 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   }
   const serverKey = persistent(config.dataDir, 'server-key', config.secretHashKey, () => randomBytes(32).toString('base64url'));
 
-  const store: EventStore = new PostgresEventStore(db, clock);
-  await (store as PostgresEventStore).start();
-  const bus: Bus = opts.bus ?? new MemoryBus();
+  // The event store: KurrentDB when EVENTSTORE_URL is set (read models stay in PostgreSQL/PGlite),
+  // else the events table next to the read models.
+  let store: EventStore;
+  if (config.eventstoreUrl) {
+    store = new KurrentEventStore(config.eventstoreUrl, clock, { log });
+  } else {
+    const pgStore = new PostgresEventStore(db, clock);
+    await pgStore.start();
+    store = pgStore;
+  }
+  // The bus: NATS JetStream when NATS_URL is set (names prefixed by NATS_PREFIX), else in-process.
+  const bus: Bus = opts.bus ?? (config.natsUrl
+    ? await NatsBus.connect({ url: config.natsUrl, prefix: config.natsPrefix, log })
+    : new MemoryBus());
   const aggregates = new Aggregates(store);
   const projector = new Projector(db.knex, store, projections, log);
 

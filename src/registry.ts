@@ -4,16 +4,41 @@ import type { Projection } from './projections/projection.ts';
 import type { Services } from './services.ts';
 import { adminMerchants } from './api/routes/admin-merchants.ts';
 import { operatorsModule } from './api/routes/operators.ts';
+import { customersModule } from './api/routes/customers.ts';
 import { merchantsProjection } from './projections/merchants.ts';
+import { customersProjection } from './projections/customers.ts';
 import { eventForwarder } from './workers/event-forwarder.ts';
+import { quotesModule } from './api/routes/quotes.ts';
+import { payinsModule } from './api/routes/payins.ts';
+import { payoutsModule } from './api/routes/payouts.ts';
+import { walletsModule } from './api/routes/wallets.ts';
+import { providerCallbacksModule } from './api/routes/provider-callbacks.ts';
+import { moneyProjection } from './projections/money.ts';
+import { providerGateway } from './workers/provider-gateway.ts';
+import { eventsModule } from './api/routes/events.ts';
+import { webhookWorker } from './workers/webhooks/index.ts';
+import { transfersModule } from './api/routes/transfers.ts';
+import { transfersProjection } from './projections/transfers.ts';
+import { transferSaga } from './workers/transfer-saga.ts';
 
 export const apiModules: ApiModule[] = [
   adminMerchants,
   operatorsModule,
+  customersModule,
+  quotesModule,
+  payinsModule,
+  payoutsModule,
+  walletsModule,
+  providerCallbacksModule,
+  eventsModule,
+  transfersModule,
 ];
 
 export const projections: Projection[] = [
   merchantsProjection,
+  customersProjection,
+  moneyProjection,
+  transfersProjection,
 ];
 
 /** A background process on the bus or a schedule; `start` returns its stop function. */
@@ -23,5 +48,10 @@ export interface Worker {
 }
 
 export const workers: Worker[] = [
+  // Bus consumers subscribe before the forwarder starts publishing (the in-process bus keeps nothing
+  // for a consumer that is not there yet).
+  webhookWorker,
+  providerGateway,
+  transferSaga,
   eventForwarder,
 ];

@@ -28,6 +28,53 @@ export interface DatabaseOptions {
   poolMax?: number;
 }
 
+/** The embedded database directory is held by another live process (the service, or this CLI). */
+export class DatabaseInUseError extends Error {
+  constructor(readonly dir: string, readonly pid: number, readonly lockFile: string) {
+    super(`the embedded database ${dir} is in use by process ${pid} (lock file ${lockFile})`);
+    this.name = 'DatabaseInUseError';
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PGlite does not stop a second process from opening its directory (both would write the same
+ * files): `<dir>.lock` holds the pid of the process that has it open. A lock whose process is gone
+ * (a crash) is taken over. Returns the release function.
+ */
+function lockPgliteDir(dir: string): () => void {
+  const file = `${dir}.lock`;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+      return () => {
+        try {
+          if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.rmSync(file, { force: true });
+        } catch { /* already gone */ }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let holder = NaN;
+    try {
+      holder = Number.parseInt(fs.readFileSync(file, 'utf8'), 10);
+    } catch { /* removed meanwhile: try again */ }
+    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) {
+      throw new DatabaseInUseError(dir, holder, file);
+    }
+    fs.rmSync(file, { force: true });
+  }
+  throw new DatabaseInUseError(dir, NaN, file);
+}
+
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
     const knex = knexFactory({
@@ -38,8 +85,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     return { knex, kind: 'postgres', url: opts.databaseUrl, close: () => knex.destroy() };
   }
   if (opts.pgliteDir) fs.mkdirSync(opts.pgliteDir, { recursive: true });
+  const unlock = opts.pgliteDir ? lockPgliteDir(path.resolve(opts.pgliteDir)) : () => undefined;
   const pglite = new PGlite(opts.pgliteDir ? path.resolve(opts.pgliteDir) : undefined);
-  await pglite.waitReady;
+  await pglite.waitReady.catch((err: unknown) => {
+    unlock();
+    throw err;
+  });
   const knex = knexFactory({
     client: ClientPgLite as unknown as typeof knexFactory.Client,
     dialect: 'postgres',
@@ -52,6 +103,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     close: async () => {
       await knex.destroy();
       await pglite.close().catch(() => undefined);
+      unlock();
     },
   };
 }

@@ -2,13 +2,39 @@
 // (so a re-sent event is deduplicated by the bus). The event store stays the source of truth: the
 // checkpoint is saved only up to what the bus holds safely, and after a restart (or a bus that lost
 // messages) forwarding resumes from it; consumers are idempotent, so a re-send is harmless.
+//
+// What "safely" means depends on the bus:
+//  - the in-process bus keeps nothing across a crash: only what every consumer has settled is safe;
+//  - NATS JetStream acknowledges a publish once the message is in the server's memory, before it
+//    reaches disk, so a NATS crash can lose the newest acknowledged messages. The checkpoint only
+//    moves past a published batch once PUBLISH_SAFETY_MARGIN_MS have passed since its last
+//    acknowledgement AND the bus has not lost its server since the batch started (its
+//    `generation()` is unchanged). When the generation changes, the forwarder rewinds to its saved
+//    checkpoint and re-sends everything after it: JetStream's msgID dedupe drops what the server
+//    still has (within its duplicate window), and consumers dedupe the rest by event id.
 import type { Services } from '../services.ts';
-import type { RecordedEvent } from '../infra/eventstore/types.ts';
+import type { RecordedEvent, Subscription } from '../infra/eventstore/types.ts';
 import { readCheckpoint, writeCheckpoint } from '../projections/projector.ts';
 import { MemoryBus } from '../infra/bus/memory.ts';
 import type { Worker } from '../registry.ts';
 
 export const FORWARDER = 'forwarder';
+
+/**
+ * Why 2 s: the NATS file store appends an acknowledged message to an in-memory block buffer and
+ * writes it to the file from a background flush loop within milliseconds; once written it is in the
+ * operating system's page cache and survives the NATS process dying (kill -9, OOM, crash). Two
+ * seconds covers that flush with a wide margin (and a slow disk under load). Anything the server
+ * acknowledged but had not written when it died is re-sent, because the server's loss is seen as a
+ * connection loss (the generation changes) before the margin has passed: a process crash closes the
+ * socket at once. The margin does not cover the machine losing power before NATS's periodic fsync
+ * (`sync_interval`, 2 minutes by default): for that, run NATS with `sync_interval: always`, or raise
+ * this margin above the sync interval (at the price of re-sending more after a restart).
+ */
+export const PUBLISH_SAFETY_MARGIN_MS = 2_000;
+
+/** Events published at once (in order, on one connection) within a batch. */
+const PUBLISH_WINDOW = 64;
 
 export interface ForwardedEvent {
   id: string;
@@ -30,40 +56,113 @@ export function toMessage(e: RecordedEvent): ForwardedEvent {
   };
 }
 
-export const eventForwarder: Worker = {
-  name: FORWARDER,
-  async start(s: Services) {
-    const after = await readCheckpoint(s.knex, FORWARDER);
-    let forwarded = after;
-    let saved = after;
-    const sub = s.store.subscribe({
-      after,
-      batchSize: 500,
-      handler: async (events) => {
-        for (const e of events) await s.bus.publish(subjectOf(e.type), e.id, toMessage(e));
-        forwarded = events[events.length - 1]!.position;
-        // The in-process bus keeps nothing across a crash: only what every consumer has settled is
-        // safe to skip on restart.
-        const safe = !(s.bus instanceof MemoryBus) || !s.bus.hasUnsettled();
-        if (safe && forwarded > saved) {
-          await writeCheckpoint(s.knex, FORWARDER, forwarded);
-          saved = forwarded;
+export interface ForwarderOptions {
+  /** See PUBLISH_SAFETY_MARGIN_MS. */
+  safetyMarginMs?: number;
+  /** How often the forwarder checks the bus's generation and saves its checkpoint. */
+  checkIntervalMs?: number;
+}
+
+class Rewound extends Error {}
+
+export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
+  const margin = opts.safetyMarginMs ?? PUBLISH_SAFETY_MARGIN_MS;
+  const interval = opts.checkIntervalMs ?? 250;
+  return {
+    name: FORWARDER,
+    async start(s: Services) {
+      const memory = s.bus instanceof MemoryBus ? s.bus : undefined;
+      const generation = () => s.bus.generation?.() ?? 0;
+      let saved = await readCheckpoint(s.knex, FORWARDER);
+      let forwarded = saved;
+      // Batches published but not yet safe: the last position of each, when its last publish was
+      // acknowledged, and the bus generation read before its first publish.
+      let published: Array<{ position: bigint; at: number; generation: number }> = [];
+      let seenGeneration = generation();
+      let epoch = 0;
+      let stopped = false;
+
+      let saving = Promise.resolve();
+      const saveSafe = (): Promise<void> => {
+        saving = saving.then(async () => {
+          let target: bigint | undefined;
+          if (memory) {
+            if (!memory.hasUnsettled()) target = forwarded;
+          } else {
+            const now = Date.now();
+            const current = generation();
+            while (published.length > 0 && published[0]!.generation === current && now - published[0]!.at >= margin) {
+              target = published.shift()!.position;
+            }
+          }
+          if (target !== undefined && target > saved) {
+            await writeCheckpoint(s.knex, FORWARDER, target);
+            saved = target;
+          }
+        }).catch((err) => s.log.warn({ err }, 'event forwarder could not save its checkpoint'));
+        return saving;
+      };
+
+      const subscribe = (after: bigint): Subscription => {
+        const mine = epoch;
+        return s.store.subscribe({
+          after,
+          batchSize: 500,
+          handler: async (events) => {
+            const startedUnder = generation();
+            for (let i = 0; i < events.length; i += PUBLISH_WINDOW) {
+              if (mine !== epoch) throw new Rewound('rewound');
+              await Promise.all(events.slice(i, i + PUBLISH_WINDOW).map((e) => s.bus.publish(subjectOf(e.type), e.id, toMessage(e))));
+            }
+            if (mine !== epoch) throw new Rewound('rewound');
+            const last = events[events.length - 1]!.position;
+            forwarded = last;
+            if (!memory) published.push({ position: last, at: Date.now(), generation: startedUnder });
+            await saveSafe();
+          },
+          onError: (err) => {
+            if (!(err instanceof Rewound)) s.log.error({ err }, 'event forwarder failed; retrying');
+          },
+        });
+      };
+
+      let sub = subscribe(saved);
+      let rewinding: Promise<void> | undefined;
+      const rewind = (): Promise<void> => {
+        rewinding ??= (async () => {
+          epoch++;
+          published = [];
+          await sub.stop();
+          if (stopped) return;
+          s.log.warn({ from: saved.toString(), forwarded: forwarded.toString() },
+            'bus lost its server: re-sending events from the forwarder checkpoint');
+          forwarded = saved;
+          sub = subscribe(saved);
+        })().finally(() => { rewinding = undefined; });
+        return rewinding;
+      };
+
+      const timer = setInterval(() => {
+        if (stopped || rewinding) return;
+        const current = generation();
+        if (current !== seenGeneration) {
+          seenGeneration = current;
+          void rewind();
+        } else {
+          void saveSafe();
         }
-      },
-      onError: (err) => s.log.error({ err }, 'event forwarder failed; retrying'),
-    });
-    // Save the checkpoint once consumers have settled what was forwarded.
-    const timer = setInterval(() => {
-      const safe = !(s.bus instanceof MemoryBus) || !s.bus.hasUnsettled();
-      if (safe && forwarded > saved) {
-        const p = forwarded;
-        writeCheckpoint(s.knex, FORWARDER, p).then(() => { saved = p; }, () => undefined);
-      }
-    }, 1000);
-    timer.unref();
-    return async () => {
-      clearInterval(timer);
-      await sub.stop();
-    };
-  },
-};
+      }, interval);
+      timer.unref();
+
+      return async () => {
+        stopped = true;
+        clearInterval(timer);
+        await rewinding;
+        await sub.stop();
+        await saveSafe();
+      };
+    },
+  };
+}
+
+export const eventForwarder: Worker = makeEventForwarder();

@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { startApp, type RunningApp, type AppOptions } from '../../src/app.ts';
 import { systemClock, type ManualClock, type Clock } from '../../src/infra/clock.ts';
 import { createLogger } from '../../src/infra/log.ts';
-import { testDatabase } from './db.ts';
+import { testDatabase, type TestDatabase } from './db.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -45,6 +45,9 @@ export interface MerchantCreds {
 
 export interface TestApp {
   app: RunningApp;
+  /** The database and data directory, for `startTestApp({ shareWith })`. */
+  database: TestDatabase;
+  dataDir: string;
   url: string;
   clock: Clock;
   config: Config;
@@ -60,11 +63,18 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   clock?: ManualClock;
   resolver?: AppOptions['resolver'];
+  /**
+   * Run on another test app's database and data directory (same server key, same admin token): a
+   * restart. That app must be stopped first (`other.app.stop()`); the database stays with it and is
+   * dropped by its `stop()`, so stop this one first.
+   */
+  shareWith?: TestApp;
 }
 
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-test-'));
-  const tdb = await testDatabase();
+  const shared = opts.shareWith;
+  const dataDir = shared ? shared.dataDir : fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-test-'));
+  const tdb = shared ? shared.database : await testDatabase();
   const config = loadConfig({
     ADMIN_TOKEN, DATA_DIR: dataDir, SANDBOX_SETTLE_MS: '50', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ALLOW_PRIVATE_URLS: 'true',
@@ -90,7 +100,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     return request(url, method, p, { body, headers });
   };
   return {
-    app, url, clock, config,
+    app, url, clock, config, database: tdb, dataDir,
     admin, as,
     async newMerchant(name = 'Test merchant') {
       const m = await admin('POST', '/admin/merchants', { name });
@@ -101,6 +111,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     },
     async stop() {
       await app.stop();
+      if (shared) return; // the database and directory belong to the app shared with
       await tdb.teardown();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

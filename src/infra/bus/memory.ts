@@ -1,24 +1,31 @@
 // In-process bus for the embedded mode. Same contract as JetStream: at-least-once delivery to each
 // durable consumer, explicit outcome per message, delayed redelivery chosen by the handler,
 // dead-lettering after maxDeliver, dedupe of a re-published id. It keeps nothing on disk: the event
-// forwarder re-sends from its checkpoint after a restart (see lowestUnsettled).
+// forwarder re-sends from its checkpoint after a restart (see hasUnsettled).
+//
+// A durable lives in this process only: several consume() calls with the same durable name share
+// its work (each message goes to one of them, the least busy), like instances of one JetStream
+// durable consumer; a separate process has its own bus. Messages published while no consumer of a
+// durable runs are not kept for it (JetStream keeps them): in the embedded mode consumers run for
+// the process's lifetime and the forwarder re-sends what was not settled when it restarts.
 import {
   DEFAULT_MAX_DELIVER, defaultBackoffMs, subjectMatches,
-  type Bus, type BusMessage, type Consumer, type ConsumerOptions,
+  type Bus, type BusMessage, type Consumer, type ConsumerOptions, type DeadLetterInfo,
 } from './types.ts';
 
-interface Entry { seq: number; id: string; subject: string; data: unknown }
+interface Entry { seq: number; id: string; subject: string; data: unknown; deadLetter?: DeadLetterInfo }
+interface Pending { entry: Entry; deliveryCount: number }
 
-const DEDUPE_WINDOW = 100_000; // ids remembered per consumer
+const DEDUPE_WINDOW = 100_000; // ids remembered by the bus
 const MAX_QUEUE = 1_000_000;
 
 class MemoryConsumer implements Consumer {
-  private queue: Array<{ entry: Entry; deliveryCount: number }> = [];
+  private queue: Pending[] = [];
   private inFlight = 0;
   private stopped = false;
-  private readonly seenIds = new Set<string>();
   readonly unsettled = new Set<number>();
-  private timers = new Set<NodeJS.Timeout>();
+  /** Redeliveries waiting for their delay, with when they are due (handed to a sibling on stop). */
+  private timers = new Map<NodeJS.Timeout, { item: Pending; dueAt: number }>();
   private idle: Array<() => void> = [];
 
   constructor(
@@ -26,15 +33,41 @@ class MemoryConsumer implements Consumer {
     private readonly bus: MemoryBus,
   ) {}
 
+  matches(subject: string): boolean {
+    return !this.stopped && this.opts.subjects.some((p) => subjectMatches(p, subject));
+  }
+
+  /** Messages this consumer holds: handling, queued or waiting for a redelivery. */
+  load(): number {
+    return this.inFlight + this.queue.length + this.timers.size;
+  }
+
   offer(entry: Entry): void {
-    if (this.stopped || !this.opts.subjects.some((p) => subjectMatches(p, entry.subject))) return;
-    if (this.seenIds.has(entry.id)) return;
-    this.seenIds.add(entry.id);
-    if (this.seenIds.size > DEDUPE_WINDOW) this.seenIds.delete(this.seenIds.values().next().value as string);
     if (this.queue.length >= MAX_QUEUE) throw new Error(`consumer ${this.opts.durable} queue full`);
     this.unsettled.add(entry.seq);
     this.queue.push({ entry, deliveryCount: 1 });
     this.pump();
+  }
+
+  /** Takes over a stopped sibling's message (same durable), keeping its delivery count and delay. */
+  adopt(item: Pending, dueAt: number): void {
+    this.unsettled.add(item.entry.seq);
+    const delay = dueAt - Date.now();
+    if (delay > 0) this.later(item, delay);
+    else {
+      this.queue.push(item);
+      this.pump();
+    }
+  }
+
+  private later(item: Pending, delay: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (this.stopped) return;
+      this.queue.push(item);
+      this.pump();
+    }, delay);
+    this.timers.set(timer, { item, dueAt: Date.now() + delay });
   }
 
   private pump(): void {
@@ -52,6 +85,7 @@ class MemoryConsumer implements Consumer {
 
   private async deliver(entry: Entry, deliveryCount: number): Promise<void> {
     const msg: BusMessage = { id: entry.id, subject: entry.subject, data: entry.data, deliveryCount };
+    if (entry.deadLetter) msg.deadLetter = entry.deadLetter;
     let retryAfterMs: number | undefined;
     try {
       const outcome = await this.opts.handler(msg);
@@ -59,7 +93,7 @@ class MemoryConsumer implements Consumer {
     } catch (err) {
       const max = this.opts.maxDeliver ?? DEFAULT_MAX_DELIVER;
       if (deliveryCount >= max) {
-        this.bus.deadLetter(this.opts.durable, entry, err);
+        this.bus.deadLetter(this.opts.durable, entry, err, deliveryCount);
         this.unsettled.delete(entry.seq);
         return;
       }
@@ -69,20 +103,23 @@ class MemoryConsumer implements Consumer {
       this.unsettled.delete(entry.seq);
       return;
     }
-    if (this.stopped) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      if (this.stopped) return;
-      this.queue.push({ entry, deliveryCount: deliveryCount + 1 });
-      this.pump();
-    }, retryAfterMs);
-    this.timers.add(timer);
+    const item = { entry, deliveryCount: deliveryCount + 1 };
+    if (this.stopped) {
+      this.bus.handOver(this, item, Date.now() + retryAfterMs);
+      return;
+    }
+    this.later(item, retryAfterMs);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.timers) clearTimeout(t);
+    // What this instance still holds goes to another instance of the same durable, if one runs.
+    for (const [t, { item, dueAt }] of this.timers) {
+      clearTimeout(t);
+      this.bus.handOver(this, item, dueAt);
+    }
     this.timers.clear();
+    for (const item of this.queue.splice(0)) this.bus.handOver(this, item, 0);
     if (this.inFlight > 0) await new Promise<void>((r) => this.idle.push(r));
     this.bus.remove(this);
   }
@@ -92,11 +129,34 @@ export class MemoryBus implements Bus {
   readonly name = 'memory';
   private seq = 0;
   private consumers = new Set<MemoryConsumer>();
+  private readonly seenIds = new Set<string>();
   readonly deadLetters: Array<{ durable: string; id: string; subject: string; data: unknown; error: string }> = [];
 
   async publish(subject: string, id: string, data: unknown): Promise<void> {
-    const entry: Entry = { seq: ++this.seq, id, subject, data };
-    for (const c of this.consumers) c.offer(entry);
+    if (this.seenIds.has(id)) return;
+    this.seenIds.add(id);
+    if (this.seenIds.size > DEDUPE_WINDOW) this.seenIds.delete(this.seenIds.values().next().value as string);
+    this.dispatch({ seq: ++this.seq, id, subject, data });
+  }
+
+  /** One consumer per durable gets the entry: the least busy of those running. */
+  private dispatch(entry: Entry): void {
+    const chosen = new Map<string, MemoryConsumer>();
+    for (const c of this.consumers) {
+      if (!c.matches(entry.subject)) continue;
+      const current = chosen.get(c.opts.durable);
+      if (!current || c.load() < current.load()) chosen.set(c.opts.durable, c);
+    }
+    for (const c of chosen.values()) c.offer(entry);
+  }
+
+  handOver(from: MemoryConsumer, item: Pending, dueAt: number): void {
+    from.unsettled.delete(item.entry.seq);
+    let to: MemoryConsumer | undefined;
+    for (const c of this.consumers) {
+      if (c !== from && c.opts.durable === from.opts.durable && c.matches(item.entry.subject) && (!to || c.load() < to.load())) to = c;
+    }
+    to?.adopt(item, dueAt);
   }
 
   async consume(opts: ConsumerOptions): Promise<Consumer> {
@@ -109,9 +169,13 @@ export class MemoryBus implements Bus {
     return `dlq.${durable}`;
   }
 
-  deadLetter(durable: string, entry: Entry, err: unknown): void {
-    this.deadLetters.push({ durable, id: entry.id, subject: entry.subject, data: entry.data, error: String(err) });
-    for (const c of this.consumers) c.offer({ ...entry, seq: ++this.seq, subject: this.deadLetterSubject(durable) });
+  deadLetter(durable: string, entry: Entry, err: unknown, deliveryCount: number): void {
+    const error = String(err);
+    this.deadLetters.push({ durable, id: entry.id, subject: entry.subject, data: entry.data, error });
+    this.dispatch({
+      seq: ++this.seq, id: entry.id, subject: this.deadLetterSubject(durable), data: entry.data,
+      deadLetter: { durable, subject: entry.subject, error, deliveryCount },
+    });
   }
 
   remove(c: MemoryConsumer): void {

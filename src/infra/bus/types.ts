@@ -9,6 +9,19 @@ export interface BusMessage<D = unknown> {
   data: D;
   /** 1 on the first delivery. */
   deliveryCount: number;
+  /** Set on a message read from a dead-letter subject: which consumer gave up on it, and why. */
+  deadLetter?: DeadLetterInfo;
+}
+
+export interface DeadLetterInfo {
+  /** The durable consumer that exhausted its deliveries. */
+  durable: string;
+  /** The subject the message was first published to. */
+  subject: string;
+  /** The last error its handler threw. */
+  error: string;
+  /** Deliveries made before giving up. */
+  deliveryCount: number;
 }
 
 /** What a handler answers: nothing (acknowledged) or a redelivery after a delay it chooses. */
@@ -40,6 +53,14 @@ export interface Bus {
   deadLetterSubject(durable: string): string;
   healthy(): Promise<boolean>;
   close(): Promise<void>;
+  /**
+   * For publishers that feed the bus from a source of truth (the event forwarder): a counter that
+   * grows each time the bus loses its server. A server may acknowledge a publish and still lose it
+   * in a crash (NATS acknowledges before its write reaches disk), so a publisher treats what it
+   * published as safe only while the generation is unchanged, and re-sends from its checkpoint
+   * when it changes. Absent (the in-process bus): the server is never lost, the counter never moves.
+   */
+  generation?(): number;
 }
 
 export const DEFAULT_MAX_DELIVER = 20;

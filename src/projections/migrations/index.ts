@@ -3,7 +3,11 @@
 import type { Knex } from 'knex';
 import * as m001 from './001_event_store.ts';
 import * as m002 from './002_idempotency_and_merchants.ts';
+import * as m003 from './003_customers.ts';
+import * as m004 from './004_money.ts';
 import * as m005 from './005_jobs.ts';
+import * as m006 from './006_webhooks.ts';
+import * as m007 from './007_transfers.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -13,7 +17,11 @@ export interface Migration {
 const migrations: Array<[string, Migration]> = [
   ['001_event_store', m001],
   ['002_idempotency_and_merchants', m002],
+  ['003_customers', m003],
+  ['004_money', m004],
   ['005_jobs', m005],
+  ['006_webhooks', m006],
+  ['007_transfers', m007],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -1,0 +1,100 @@
+// The event forwarder on a bus that can lose its server (like NATS, which acknowledges a publish
+// before it is on disk): the checkpoint moves only past what was published PUBLISH_SAFETY_MARGIN_MS
+// ago under an unchanged bus generation, and when the generation changes the forwarder re-sends
+// everything after its saved checkpoint. No NATS needed: the bus here is the in-process one behind
+// a generation counter the test moves.
+import t from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { loadConfig } from '../src/config.ts';
+import { startApp } from '../src/app.ts';
+import { createLogger } from '../src/infra/log.ts';
+import { MemoryBus } from '../src/infra/bus/memory.ts';
+import type { Bus, Consumer, ConsumerOptions } from '../src/infra/bus/types.ts';
+import { readCheckpoint } from '../src/projections/projector.ts';
+import { FORWARDER, PUBLISH_SAFETY_MARGIN_MS } from '../src/workers/event-forwarder.ts';
+import { testDatabase } from './helpers/db.ts';
+import { sleep, waitFor } from './helpers/bus-contract.ts';
+
+/** The in-process bus, plus a generation the test bumps to play "the server was lost". */
+class LosableBus implements Bus {
+  readonly name = 'losable';
+  private readonly inner = new MemoryBus();
+  private lost = 0;
+  readonly published = new Map<string, number>();
+
+  async publish(subject: string, id: string, data: unknown): Promise<void> {
+    this.published.set(id, (this.published.get(id) ?? 0) + 1);
+    await this.inner.publish(subject, id, data);
+  }
+  consume(opts: ConsumerOptions): Promise<Consumer> {
+    return this.inner.consume(opts);
+  }
+  deadLetterSubject(durable: string): string {
+    return this.inner.deadLetterSubject(durable);
+  }
+  healthy(): Promise<boolean> {
+    return this.inner.healthy();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+  generation(): number {
+    return this.lost;
+  }
+  loseServer(): void {
+    this.lost++;
+  }
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-fwd-'));
+const tdb = await testDatabase();
+const bus = new LosableBus();
+const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'forwarder-test-token', LOG_LEVEL: 'silent' }, ['--role', 'worker']);
+const app = await startApp({ config: { ...config, databaseUrl: tdb.url }, database: tdb.db, bus, log: createLogger('silent') });
+t.teardown(async () => {
+  await app.stop();
+  await tdb.teardown();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+const checkpoint = () => readCheckpoint(app.services.knex, FORWARDER);
+const appendThree = async () => {
+  const ids = [randomUUID(), randomUUID(), randomUUID()];
+  const r = await app.services.store.append([{
+    streamId: `forwarder-test-${randomUUID()}`, expectedVersion: 0,
+    events: ids.map((id, i) => ({ id, type: 'forwarder.tested', data: { i } })),
+  }]);
+  return { ids, position: r.position };
+};
+
+t.test('the checkpoint passes a published event only after the safety margin', async (t) => {
+  const { ids, position } = await appendThree();
+  await waitFor('the publish', () => ids.every((id) => bus.published.has(id)), 10_000);
+  const publishedAt = Date.now();
+  t.ok(await checkpoint() < position, 'not saved right after the acknowledgement');
+  const until = Date.now() + PUBLISH_SAFETY_MARGIN_MS + 5_000;
+  while ((await checkpoint()) < position && Date.now() < until) await sleep(50);
+  t.ok((await checkpoint()) >= position, 'saved once the margin passed');
+  t.ok(Date.now() - publishedAt >= PUBLISH_SAFETY_MARGIN_MS - 300, 'and not much before');
+});
+
+t.test('when the bus loses its server, what was not yet safe is sent again, and only that', async (t) => {
+  const settled = await appendThree();
+  await waitFor('the first publish', () => settled.ids.every((id) => bus.published.has(id)), 10_000);
+  const until = Date.now() + PUBLISH_SAFETY_MARGIN_MS + 5_000;
+  while ((await checkpoint()) < settled.position && Date.now() < until) await sleep(50);
+  t.ok((await checkpoint()) >= settled.position, 'the first events are behind the checkpoint');
+
+  const fresh = await appendThree();
+  await waitFor('the second publish', () => fresh.ids.every((id) => bus.published.has(id)), 10_000);
+  bus.loseServer(); // within the margin: the server may have lost them
+  await waitFor('the re-send', () => fresh.ids.every((id) => bus.published.get(id) === 2), 10_000);
+  t.same(fresh.ids.map((id) => bus.published.get(id)), [2, 2, 2], 'the unsafe events were sent again');
+  t.same(settled.ids.map((id) => bus.published.get(id)), [1, 1, 1], 'what the checkpoint covered was not');
+  const later = Date.now() + PUBLISH_SAFETY_MARGIN_MS + 5_000;
+  while ((await checkpoint()) < fresh.position && Date.now() < later) await sleep(50);
+  t.ok((await checkpoint()) >= fresh.position, 'the checkpoint moves on after the re-send');
+});
