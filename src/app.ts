@@ -85,7 +85,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   }
   // The bus: NATS JetStream when NATS_URL is set (names prefixed by NATS_PREFIX), else in-process.
   const bus: Bus = opts.bus ?? (config.natsUrl
-    ? await NatsBus.connect({ url: config.natsUrl, prefix: config.natsPrefix, log })
+    ? await NatsBus.connect({ url: config.natsUrl, prefix: config.natsPrefix, ackWaitMs: config.busAckWaitMs, log })
     : new MemoryBus());
   const aggregates = new Aggregates(store);
   const projector = new Projector(db.knex, store, projections, log);
@@ -96,7 +96,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     adminToken: admin.value,
     resolver: opts.resolver ?? systemResolver,
     idempotency: new IdempotencyStore(db.knex, clock),
-    scheduler: new Scheduler(db.knex, clock, log),
+    scheduler: new Scheduler(db.knex, clock, log, { leaseMs: config.jobLeaseMs }),
     settle: async (position) => {
       if (position !== undefined) await projector.waitFor(position);
     },

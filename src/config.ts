@@ -28,6 +28,10 @@ export interface Config {
   /** Failed authentications allowed per key and per client address in one window. */
   authFailuresPerWindow: number;
   authFailureWindowSeconds: number;
+  /** How long NATS waits for a consumer's outcome before redelivering to another process. */
+  busAckWaitMs: number;
+  /** How long a claimed job is held before another process may take it over (its process died). */
+  jobLeaseMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -91,5 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 200, 1),
     authFailuresPerWindow: int(env, 'AUTH_FAILURES_PER_WINDOW', 20, 1),
     authFailureWindowSeconds: int(env, 'AUTH_FAILURE_WINDOW_SECONDS', 60, 1),
+    busAckWaitMs: int(env, 'BUS_ACK_WAIT_MS', 30_000, 1000),
+    jobLeaseMs: int(env, 'JOB_LEASE_MS', 60_000, 1000),
   };
 }

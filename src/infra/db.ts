@@ -108,8 +108,23 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   };
 }
 
+/** An advisory lock key of our own: processes of one deployment migrate one at a time. */
+const MIGRATION_LOCK_KEY = 0x6d706170; // "mpap"
+
 export async function migrate(db: Database): Promise<void> {
-  await db.knex.migrate.latest({ migrationSource });
+  if (db.kind !== 'postgres') {
+    // PGlite: one process only (its directory is locked), nobody to race with.
+    await db.knex.migrate.latest({ migrationSource });
+    return;
+  }
+  // Several API and worker processes start together against one PostgreSQL: knex's own lock
+  // table answers "already locked" to the losers (and creating it can race), so the first holds
+  // a transaction-scoped advisory lock while it migrates and the others wait, then find nothing
+  // left to do. The migrations run on other pool connections; the lock's transaction only waits.
+  await db.knex.transaction(async (tx) => {
+    await tx.raw('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK_KEY]);
+    await db.knex.migrate.latest({ migrationSource });
+  });
 }
 
 export async function migrationsApplied(db: Database): Promise<boolean> {

@@ -53,12 +53,14 @@ export class Scheduler {
     private readonly knex: Knex,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** Defaults for kinds that do not set their own. */
+    private readonly defaults: Pick<JobKindOptions, 'leaseMs'> = {},
   ) {}
 
   register(name: string, handler: (job: Job) => Promise<JobOutcome>, opts: JobKindOptions = {}): void {
     if (this.kinds.has(name)) throw new Error(`job kind ${name} registered twice`);
     this.kinds.set(name, {
-      name, handler, concurrency: opts.concurrency ?? 8, leaseMs: opts.leaseMs ?? 60_000,
+      name, handler, concurrency: opts.concurrency ?? 8, leaseMs: opts.leaseMs ?? this.defaults.leaseMs ?? 60_000,
       errorBackoffMs: opts.errorBackoffMs ?? ((n) => Math.min(300_000, 1000 * 2 ** Math.min(n, 8))),
       running: 0, timer: undefined, nextWake: 0,
     });

@@ -17,7 +17,7 @@ export const webhookWorker: Worker = {
     s.scheduler.register(JOB_KIND, (job) => deliver(job as typeof job & { payload: DeliveryJob }), {
       concurrency: OVERALL_CONCURRENCY,
       // An attempt lasts at most the time-out; the lease leaves room to record it.
-      leaseMs: s.config.webhookTimeoutMs + 60_000,
+      leaseMs: s.config.webhookTimeoutMs + s.config.jobLeaseMs,
       errorBackoffMs: (n) => Math.min(60_000, 1000 * 2 ** Math.min(n, 6)),
     });
     const consumer = await s.bus.consume({
