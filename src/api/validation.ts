@@ -65,16 +65,31 @@ export function compileValidators(document: OpenApiDocument): Map<string, Operat
   return out;
 }
 
+/** `anyOf: [{required: [a]}, {required: [b]}]` (at least one of a, b): the alternatives, by instance and anyOf. */
+function requiredAlternatives(errors: ErrorObject[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const e of errors) {
+    const m = /^(.*\/anyOf)\/[0-9]+\/required$/.exec(e.schemaPath);
+    if (e.keyword !== 'required' || !m) continue;
+    const key = `${e.instancePath}|${m[1]}`;
+    out.set(key, [...(out.get(key) ?? []), (e.params as { missingProperty: string }).missingProperty]);
+  }
+  return out;
+}
+
 export function describeErrors(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
   const seen = new Set<string>();
   const details: ErrorDetail[] = [];
+  const alternatives = requiredAlternatives(errors ?? []);
   for (const e of errors ?? []) {
     let field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
       const missing = (e.params as { missingProperty: string }).missingProperty;
       field = field ? `${field}.${missing}` : missing;
-      message = 'is required';
+      const anyOf = /^(.*\/anyOf)\/[0-9]+\/required$/.exec(e.schemaPath);
+      const others = anyOf ? alternatives.get(`${e.instancePath}|${anyOf[1]}`) ?? [] : [];
+      message = others.length > 1 ? `is required unless one of ${others.filter((o) => o !== missing).join(', ')} is given` : 'is required';
     } else if (e.keyword === 'additionalProperties') {
       const extra = (e.params as { additionalProperty: string }).additionalProperty;
       field = field ? `${field}.${extra}` : extra;

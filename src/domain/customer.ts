@@ -1,9 +1,11 @@
 // The customer aggregate (stream `customer-<id>`): the merchant's record of a person or business,
-// created once; the KYC review will add its events to the same stream and move `kycStatus`.
+// created once; the KYC review (domain/kyc.ts) adds its events to the same stream and moves `kycStatus`.
 import { DomainError, invariant, type ErrorDetail } from './errors.ts';
 import { unreachable, type DomainEvent } from './decider.ts';
 import { COUNTRIES, type CountryCode } from './catalogue.ts';
 import { normalisePhone } from './phone.ts';
+import { latestDateAt, isCalendarDate } from './dates.ts';
+import { evolveKyc, initialKycState, type KycEvent, type KycState } from './kyc.ts';
 
 export const CUSTOMER_TYPES = ['individual', 'retail', 'business'] as const;
 export type CustomerType = (typeof CUSTOMER_TYPES)[number];
@@ -44,13 +46,17 @@ export const PROFILE_FIELDS = [
   'date_of_birth', 'address_line1', 'city', 'occupation', 'source_of_funds', 'external_ref', 'metadata',
 ] as const satisfies ReadonlyArray<keyof CustomerProfile>;
 
-export type CustomerEvent = DomainEvent<'customer.created', {
-  customer_id: string;
-  merchant_id: string;
-  customer_type: CustomerType;
-  profile: CustomerProfile;
-  at: string;
-}>;
+export type CustomerEvent =
+  | DomainEvent<'customer.created', {
+    customer_id: string;
+    merchant_id: string;
+    customer_type: CustomerType;
+    profile: CustomerProfile;
+    at: string;
+  }>
+  | KycEvent;
+
+export type CustomerCreated = Extract<CustomerEvent, { type: 'customer.created' }>;
 
 export interface CustomerState {
   exists: boolean;
@@ -59,6 +65,8 @@ export interface CustomerState {
   customerType: CustomerType;
   profile: CustomerProfile;
   kycStatus: KycStatus;
+  /** The KYC reviews (domain/kyc.ts); `kycStatus` is `kyc.status`. */
+  kyc: KycState;
   createdAt: string;
   updatedAt: string;
 }
@@ -66,7 +74,7 @@ export interface CustomerState {
 export const customerDecider = {
   initialState: (): CustomerState => ({
     exists: false, id: '', merchantId: '', customerType: 'individual', profile: {}, kycStatus: 'not_started',
-    createdAt: '', updatedAt: '',
+    kyc: initialKycState(), createdAt: '', updatedAt: '',
   }),
   evolve(s: CustomerState, e: CustomerEvent): CustomerState {
     switch (e.type) {
@@ -75,8 +83,16 @@ export const customerDecider = {
           ...s, exists: true, id: e.data.customer_id, merchantId: e.data.merchant_id, customerType: e.data.customer_type,
           profile: e.data.profile, kycStatus: 'not_started', createdAt: e.data.at, updatedAt: e.data.at,
         };
+      case 'customer.kyc_submitted':
+      case 'customer.kyc_reviewed': {
+        const kyc = evolveKyc(s.kyc, e);
+        return { ...s, kyc, kycStatus: kyc.status, updatedAt: e.data.at };
+      }
+      case 'customer.kyc_document_checked':
+        // Progress of a review: the customer record does not change until the verdict.
+        return { ...s, kyc: evolveKyc(s.kyc, e) };
       default:
-        return unreachable(e.type);
+        return unreachable(e);
     }
   },
 };
@@ -93,19 +109,9 @@ export interface CreateCustomer {
 }
 
 const OLDEST_BIRTH_DATE = '1900-01-01';
-/** The latest civil date anywhere on Earth is UTC+14: a birth "today" there is not in the future. */
-const LATEST_UTC_OFFSET_MS = 14 * 60 * 60 * 1000;
 
 function isSupportedCountry(code: string | undefined): code is CountryCode {
   return code !== undefined && Object.hasOwn(COUNTRIES, code);
-}
-
-/** A calendar date written YYYY-MM-DD that exists (no 2023-02-30). */
-function isCalendarDate(value: string): boolean {
-  const m = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/.exec(value);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.toISOString().slice(0, 10) === value;
 }
 
 /**
@@ -113,7 +119,7 @@ function isCalendarDate(value: string): boolean {
  * id: the caller answers with the existing customer). Refusals are `bad_request` with one detail per
  * problem, each naming its field.
  */
-export function createCustomer(s: CustomerState, c: CreateCustomer): CustomerEvent[] {
+export function createCustomer(s: CustomerState, c: CreateCustomer): CustomerCreated[] {
   if (s.exists) {
     invariant(s.merchantId === c.merchantId, `customer ${c.customerId} belongs to another merchant`);
     return [];
@@ -143,7 +149,8 @@ export function createCustomer(s: CustomerState, c: CreateCustomer): CustomerEve
   }
 
   if (profile.date_of_birth !== undefined) {
-    const today = new Date(Date.parse(c.at) + LATEST_UTC_OFFSET_MS).toISOString().slice(0, 10);
+    // A birth "today" anywhere on Earth (UTC+14) is not in the future.
+    const today = latestDateAt(c.at);
     if (!isCalendarDate(profile.date_of_birth)) {
       details.push({ field: 'date_of_birth', message: 'must be a date written YYYY-MM-DD' });
     } else if (profile.date_of_birth > today) {

@@ -50,6 +50,27 @@ export async function checkUrl(raw: string, policy: UrlPolicy): Promise<URL> {
 }
 
 /**
+ * Refusals that need no DNS answer: scheme, credentials, IP-literal hosts. An outbound request checks
+ * this before opening anything (node:net does not call `lookup` for an IP literal), then relies on
+ * safeLookup for names.
+ */
+export function staticRefusal(raw: string, policy: UrlPolicy): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'not a valid URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'only http(s) URLs are accepted';
+  if (url.username || url.password) return 'URLs with credentials are not accepted';
+  if (policy.allowPrivate) return undefined;
+  if (!policy.schemes.includes(url.protocol as 'https:')) return `the URL must use ${policy.schemes.join(' or ').replace(/:/g, '')}`;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (net.isIP(host) && !isPublicAddress(host)) return 'refused non-public address';
+  return undefined;
+}
+
+/**
  * A `lookup` for http(s).request that refuses non-public answers at connect time (DNS rebinding).
  */
 export function safeLookup(policy: UrlPolicy): net.LookupFunction {

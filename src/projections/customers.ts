@@ -37,8 +37,18 @@ async function applyOne(tx: Knex.Transaction, r: RecordedEvent): Promise<void> {
       }).onConflict('id').ignore();
       return;
     }
+    // KYC (domain/kyc.ts): the status shows on the customer record; the documents are in the `kyc`
+    // read model (projections/kyc.ts). Setting a value is idempotent.
+    case 'customer.kyc_submitted':
+      await tx('customers').where({ id: e.data.customer_id }).update({ kyc_status: 'pending', updated_at: e.data.at });
+      return;
+    case 'customer.kyc_reviewed':
+      await tx('customers').where({ id: e.data.customer_id }).update({ kyc_status: e.data.kyc_status, updated_at: e.data.at });
+      return;
+    case 'customer.kyc_document_checked':
+      return;
     default:
-      unreachable(e.type);
+      unreachable(e);
   }
 }
 

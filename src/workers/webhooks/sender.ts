@@ -4,9 +4,8 @@
 // 3xx is a failed attempt), and the whole attempt is bounded by the time-out.
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
 import { createHmac } from 'node:crypto';
-import { isPublicAddress, safeLookup, type UrlPolicy } from '../../infra/url-safety.ts';
+import { safeLookup, staticRefusal, type UrlPolicy } from '../../infra/url-safety.ts';
 
 export interface SignedHeaders {
   'Content-Type': 'application/json';
@@ -39,22 +38,8 @@ export interface AttemptResult {
   durationMs: number;
 }
 
-/** Refusals that need no DNS answer: scheme, credentials, IP-literal hosts. */
-export function staticRefusal(raw: string, policy: UrlPolicy): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return 'not a valid URL';
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'only http(s) URLs are accepted';
-  if (url.username || url.password) return 'URLs with credentials are not accepted';
-  if (policy.allowPrivate) return undefined;
-  if (!policy.schemes.includes(url.protocol as 'https:')) return `the URL must use ${policy.schemes.join(' or ').replace(/:/g, '')}`;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (net.isIP(host) && !isPublicAddress(host)) return 'refused non-public address';
-  return undefined;
-}
+/** Refusals that need no DNS answer (scheme, credentials, IP-literal hosts): shared with every outbound fetch. */
+export { staticRefusal };
 
 const MAX_RESPONSE_DRAIN_MS = 1000;
 
