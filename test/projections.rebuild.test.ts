@@ -11,7 +11,8 @@ import type { Knex } from 'knex';
 import { startTestApp } from './helpers/app.ts';
 import { realPostgres } from './helpers/db.ts';
 import { projections } from '../src/registry.ts';
-import { ConcurrentProjectionWriter, countEvents, projectionStatus, rebuildProjection } from '../src/projections/rebuild.ts';
+import { countEvents, projectionStatus, rebuildProjection } from '../src/projections/rebuild.ts';
+import { ShadowTakenOver, createShadow } from '../src/projections/shadow.ts';
 import { readCheckpoint, writeCheckpoint } from '../src/projections/projector.ts';
 import { openDatabase, migrate } from '../src/infra/db.ts';
 import type { EventStore } from '../src/infra/eventstore/types.ts';
@@ -97,17 +98,21 @@ t.test('a rebuild repairs a damaged read model', async (t) => {
   t.same(await checksums(s.knex), before, 'repaired');
 });
 
-t.test('a rebuild stops when something else moves the checkpoint (a running service)', async (t) => {
+t.test('a rebuild whose shadow tables are taken over by another run stops and leaves the live tables alone', async (t) => {
   const customers = projections.find((p) => p.name === 'customers')!;
   let reads = 0;
   const meddling = Object.create(s.store) as EventStore;
   meddling.readAll = async (after, limit) => {
-    if (reads++ === 1) await writeCheckpoint(s.knex, customers.name, head);
+    // A second rebuild of the same projection starts meanwhile (it recreates the shadow schema).
+    if (reads++ === 1) await createShadow(s.knex, customers, 'rebuild');
     return s.store.readAll(after, limit);
   };
-  await t.rejects(rebuildProjection(s.knex, meddling, customers, undefined, 5), ConcurrentProjectionWriter);
+  await t.rejects(rebuildProjection(s.knex, meddling, customers, undefined, 5), ShadowTakenOver);
+  t.same(await checksums(s.knex), before, 'the live tables are untouched');
   await rebuildProjection(s.knex, s.store, customers);
-  t.same(await checksums(s.knex), before, 'a rebuild without interference repairs it');
+  t.same(await checksums(s.knex), before, 'a rebuild without interference gives the same tables');
+  const schemas = await s.knex.raw<{ rows: unknown[] }>(`SELECT 1 FROM information_schema.schemata WHERE schema_name LIKE 'rebuild\\_%'`);
+  t.equal(schemas.rows.length, 0, 'no shadow schema left behind');
 });
 
 t.test('status: each projection\'s checkpoint against the head, lag in events', async (t) => {
@@ -212,4 +217,64 @@ t.test('CLI on the embedded database: status, and a clear refusal while another 
   const st = statusLines(ok.stdout);
   for (const p of projections) t.same(st[p.name], { checkpoint: '0', head: '0', lag: 0 }, p.name);
   t.notOk(fs.existsSync(path.join(dataDir, 'pglite.lock')), 'the CLI released the database');
+});
+
+t.test('online: while a rebuild runs, the API answers from the current tables, writes go on, and the rebuilt tables have them all', { timeout: 120_000 }, async (t) => {
+  // The service runs again: the projector applies new events to the live tables during the rebuild.
+  await s.projector.start();
+  const customers = projections.find((p) => p.name === 'customers')!;
+  const listAll = async () => {
+    const r = await h.as(m1, 'GET', '/customers?limit=100');
+    return { status: r.status, ids: (r.body?.data ?? []).map((c: { id: string }) => c.id) as string[] };
+  };
+  const initial = await listAll();
+  t.equal(initial.status, 200);
+  t.ok(initial.ids.length > 0);
+
+  // A slow store: the rebuild replays in batches of 3 with a pause before each read.
+  const slow = Object.create(s.store) as EventStore;
+  let reads = 0;
+  slow.readAll = async (after, limit) => {
+    reads++;
+    await new Promise((r) => setTimeout(r, 15));
+    return s.store.readAll(after, limit);
+  };
+  const progress: Array<[number, number]> = [];
+  let finished = false;
+  const rebuilding = rebuildProjection(s.knex, slow, customers, (d, total) => progress.push([d, total]), 3)
+    .finally(() => { finished = true; });
+
+  const created: string[] = [];
+  let readsDuringRebuild = 0;
+  while (!finished) {
+    // Reads: never an empty or partial list; a customer created a moment ago is there at once.
+    const list = await listAll();
+    t.equal(list.status, 200);
+    for (const id of [...initial.ids, ...created]) if (!list.ids.includes(id)) t.fail(`customer ${id} missing during the rebuild`);
+    readsDuringRebuild++;
+    if (created.length < 5 && !finished) {
+      const c = await h.as(m1, 'POST', '/customers', { first_name: `Online ${created.length}`, last_name: 'L' }, { idem: true });
+      t.equal(c.status, 201);
+      created.push(c.body.id);
+      const got = await h.as(m1, 'GET', `/customers/${c.body.id}`);
+      t.equal(got.status, 200, 'read-your-writes during the rebuild');
+    }
+  }
+  const r = await rebuilding;
+  t.ok(reads > 3, `the rebuild read the store in ${reads} batches`);
+  t.ok(readsDuringRebuild >= 2, `${readsDuringRebuild} list reads while it ran`);
+  t.ok(created.length > 0, `${created.length} customers created while it ran`);
+  t.same(progress[progress.length - 1], [r.events, r.events], 'progress ends at every event');
+
+  await s.settle(await s.store.head());
+  const after = await listAll();
+  t.same(after.ids.sort(), [...initial.ids, ...created].sort(), 'every customer, old and new, after the swap');
+  t.equal(await readCheckpoint(s.knex, customers.name) >= r.position, true, 'the checkpoint at or past the rebuilt position');
+  // The swapped-in tables are exactly a fresh fold: rebuilding again (projector stopped) changes nothing.
+  await s.projector.stop();
+  const swapped = await checksums(s.knex);
+  await rebuildProjection(s.knex, s.store, customers);
+  t.same(await checksums(s.knex), swapped, 'identical to a fresh rebuild');
+  const schemas = await s.knex.raw<{ rows: unknown[] }>(`SELECT 1 FROM information_schema.schemata WHERE schema_name LIKE 'rebuild\\_%'`);
+  t.equal(schemas.rows.length, 0, 'the shadow schema is dropped');
 });

@@ -1,11 +1,24 @@
 // Rebuilding a read model from the event store, and how far behind each one is. Used by the
-// `npm run projections` CLI (src/cli/projections.ts) while the service is stopped.
+// `npm run projections` CLI (src/cli/projections.ts) and the operator API, while the service runs.
+//
+// Online: the rebuild replays every event into shadow copies of the projection's tables
+// (projections/shadow.ts) while the service keeps answering from, and the projector keeps applying
+// to, the live tables. Once the shadow has caught up with the store, one transaction swaps it in:
+// it locks the projection's checkpoint (the projector waits on that lock, readers never do); if the
+// live projection got ahead of the shadow meanwhile, it lets go, the shadow catches up, and the swap
+// is tried again; else it replaces the live rows with the shadow's (DELETE + INSERT … SELECT: readers
+// see the old rows until the commit and the new ones after, never an empty or half-built table; the
+// live tables keep their names, indexes and grants) and sets the checkpoint to the shadow's
+// position. Then the shadow is dropped.
 import type { Knex } from 'knex';
 import type { EventStore } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
 import { readCheckpoint, writeCheckpoint } from './projector.ts';
+import { catchUp, claim, columnsOf, createShadow, dropShadow, ident } from './shadow.ts';
 
 export const REBUILD_BATCH_SIZE = 1000;
+/** Swaps tried before giving up on a live projection that keeps getting ahead of the rebuilt one. */
+const MAX_SWAP_ATTEMPTS = 50;
 
 /** `done` of `total` events replayed so far (`total` grows if events are appended meanwhile). */
 export type RebuildProgress = (done: number, total: number) => void;
@@ -17,17 +30,6 @@ export interface RebuildResult {
   /** The checkpoint the projection ends at. */
   position: bigint;
   elapsedMs: number;
-}
-
-/** Something else moved the projection's checkpoint during the rebuild: a running service. */
-export class ConcurrentProjectionWriter extends Error {
-  constructor(projection: string, expected: bigint, found: bigint) {
-    super(
-      `the checkpoint of projection "${projection}" moved to ${found} while the rebuild had it at ${expected}: ` +
-      'another process (a running service) is applying events to it. Stop the service and rebuild again.',
-    );
-    this.name = 'ConcurrentProjectionWriter';
-  }
 }
 
 /**
@@ -58,12 +60,10 @@ export async function countEvents(
 }
 
 /**
- * Empties `projection`'s tables and checkpoint, then replays the whole global order into it in
- * batches: each batch's rows and the checkpoint after it are written in one transaction (as the
- * projector does), so an interrupted rebuild resumes correctly when the service starts again.
- * Each batch checks that the checkpoint is still where the rebuild left it, and stops with
- * ConcurrentProjectionWriter when a running service moved it. Events appended during the rebuild
- * are replayed too: it ends when the store has nothing newer.
+ * Rebuilds `projection` online (see the header): replays the whole global order into shadow tables
+ * in batches, reporting progress after each, then swaps them in with the checkpoint. Events appended
+ * during the rebuild are replayed too. An interrupted rebuild leaves the live tables as they were
+ * (the next rebuild starts its shadow afresh).
  */
 export async function rebuildProjection(
   knex: Knex,
@@ -74,35 +74,45 @@ export async function rebuildProjection(
 ): Promise<RebuildResult> {
   const started = Date.now();
   let total = await countEvents(knex, store, 0n, await store.head());
-
-  await knex.transaction(async (tx) => {
-    await readCheckpoint(tx, projection.name, true);
-    if (projection.tables.length > 0) {
-      await tx.raw(`TRUNCATE TABLE ${projection.tables.map(() => '??').join(', ')}`, projection.tables);
+  const shadow = await createShadow(knex, projection, 'rebuild');
+  try {
+    onProgress(0, total);
+    let done = 0;
+    const progress = (n: number) => {
+      done += n;
+      if (done > total) total = done;
+      onProgress(done, total);
+    };
+    for (let attempt = 1; ; attempt++) {
+      await catchUp(knex, store, shadow, undefined, batchSize, progress);
+      // The swap, under the projection's checkpoint lock. If the live projection is ahead of the
+      // shadow (it applied events the shadow has not read yet), catch up outside the lock and try
+      // again: the store is never read inside this transaction (PGlite has one connection).
+      const swapped = await knex.transaction(async (tx) => {
+        const live = await readCheckpoint(tx, projection.name, true);
+        if (live > shadow.position) return undefined;
+        await claim(tx, shadow);
+        for (const table of projection.tables) {
+          const cols = (await columnsOf(tx, shadow.live, table)).map(ident).join(', ');
+          await tx.raw(`DELETE FROM ${ident(shadow.live)}.${ident(table)}`);
+          await tx.raw(`INSERT INTO ${ident(shadow.live)}.${ident(table)} (${cols}) SELECT ${cols} FROM ${ident(shadow.schema)}.${ident(table)}`);
+        }
+        // Ahead of the live projector (it had not applied the newest events yet): it skips them
+        // for this projection, which has them already.
+        await writeCheckpoint(tx, projection.name, shadow.position);
+        return shadow.position;
+      });
+      if (swapped !== undefined) {
+        onProgress(done, done);
+        return { projection: projection.name, events: done, position: swapped, elapsedMs: Date.now() - started };
+      }
+      if (attempt >= MAX_SWAP_ATTEMPTS) {
+        throw new Error(`rebuild of ${projection.name}: the live projection kept moving ahead of the rebuilt one (${attempt} attempts)`);
+      }
     }
-    await writeCheckpoint(tx, projection.name, 0n);
-  });
-  onProgress(0, total);
-
-  let position = 0n;
-  let done = 0;
-  for (;;) {
-    const batch = await store.readAll(position, batchSize);
-    if (batch.length === 0) break;
-    const last = batch[batch.length - 1]!.position;
-    await knex.transaction(async (tx) => {
-      const at = await readCheckpoint(tx, projection.name, true);
-      if (at !== position) throw new ConcurrentProjectionWriter(projection.name, position, at);
-      await projection.apply(tx, batch);
-      await writeCheckpoint(tx, projection.name, last);
-    });
-    position = last;
-    done += batch.length;
-    if (done > total) total = done;
-    onProgress(done, total);
+  } finally {
+    await dropShadow(knex, shadow).catch(() => undefined);
   }
-  onProgress(done, done);
-  return { projection: projection.name, events: done, position, elapsedMs: Date.now() - started };
 }
 
 export interface ProjectionStatus {

@@ -1,0 +1,152 @@
+// Shadow copies of a projection's tables, for an online rebuild and for the audit's fresh fold.
+//
+// A shadow is a schema of its own (`rebuild_<projection>` or `audit_<projection>`) holding an empty
+// copy of each of the projection's tables (`CREATE TABLE … (LIKE live INCLUDING ALL)`: same columns,
+// defaults, checks, keys and indexes) and a one-row `_shadow_state` (the run that owns it and the
+// position it has applied). The projection's own `apply` fills it unchanged: each batch runs with
+// `SET LOCAL search_path TO <shadow>, <live>`, so the unqualified table names the projection uses
+// resolve to the shadow copies while everything else (checkpoints, other tables) stays the live one.
+//
+// The run id guards against two runs on one shadow (a second rebuild of the same projection drops
+// and recreates the schema): the first run finds another id at its next batch and stops with
+// ShadowTakenOver instead of swapping in tables it did not build.
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { EventStore, RecordedEvent } from '../infra/eventstore/types.ts';
+import type { Projection } from './projection.ts';
+
+export const STATE_TABLE = '_shadow_state';
+
+export type ShadowPurpose = 'rebuild' | 'audit';
+
+export interface Shadow {
+  projection: Projection;
+  /** Schema of the shadow tables. */
+  schema: string;
+  /** Schema of the live tables (the connection's current schema). */
+  live: string;
+  runId: string;
+  /** Last position applied to the shadow. */
+  position: bigint;
+}
+
+export class ShadowTakenOver extends Error {
+  constructor(schema: string) {
+    super(`the shadow tables in schema ${schema} were taken over by another run (a second rebuild or audit of the same projection)`);
+    this.name = 'ShadowTakenOver';
+  }
+}
+
+/** A quoted SQL identifier. */
+export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+export function shadowSchema(purpose: ShadowPurpose, projection: Projection): string {
+  return `${purpose}_${projection.name.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(0, 63);
+}
+
+/** Creates (or recreates) the shadow of `projection`: empty copies of its tables, at position 0. */
+export async function createShadow(knex: Knex, projection: Projection, purpose: ShadowPurpose): Promise<Shadow> {
+  const schema = shadowSchema(purpose, projection);
+  const runId = randomUUID();
+  const live = ((await knex.raw<{ rows: Array<{ s: string }> }>('SELECT current_schema() AS s')).rows[0]!).s;
+  // One statement per call (PGlite runs a raw query as a single prepared statement).
+  await knex.raw(`DROP SCHEMA IF EXISTS ${ident(schema)} CASCADE`);
+  await knex.raw(`CREATE SCHEMA ${ident(schema)}`);
+  for (const t of projection.tables) {
+    await knex.raw(`CREATE TABLE ${ident(schema)}.${ident(t)} (LIKE ${ident(live)}.${ident(t)} INCLUDING ALL)`);
+  }
+  await knex.raw(`CREATE TABLE ${ident(schema)}.${ident(STATE_TABLE)} (run_id text NOT NULL, position bigint NOT NULL)`);
+  await knex.raw(`INSERT INTO ${ident(schema)}.${ident(STATE_TABLE)} (run_id, position) VALUES (?, 0)`, [runId]);
+  return { projection, schema, live, runId, position: 0n };
+}
+
+export async function dropShadow(knex: Knex, shadow: Shadow): Promise<void> {
+  // Only the run that owns it drops it (a newer run may have recreated it meanwhile).
+  const owner = await knex.raw<{ rows: Array<{ run_id: string }> }>(
+    `SELECT run_id FROM ${ident(shadow.schema)}.${ident(STATE_TABLE)}`,
+  ).then((r) => r.rows[0]?.run_id, () => undefined);
+  if (owner === undefined || owner === shadow.runId) await knex.raw(`DROP SCHEMA IF EXISTS ${ident(shadow.schema)} CASCADE`);
+}
+
+/** Inside `tx`: unqualified names resolve to the shadow first (until the transaction ends or `useLive`). */
+export async function useShadow(tx: Knex.Transaction, shadow: Shadow): Promise<void> {
+  await tx.raw(`SET LOCAL search_path TO ${ident(shadow.schema)}, ${ident(shadow.live)}`);
+}
+
+export async function useLive(tx: Knex.Transaction, shadow: Shadow): Promise<void> {
+  await tx.raw(`SET LOCAL search_path TO ${ident(shadow.live)}`);
+}
+
+/** Checks that this run still owns the shadow (locking its state row until `tx` ends). */
+export async function claim(tx: Knex.Transaction, shadow: Shadow): Promise<void> {
+  const r = await tx.raw<{ rows: Array<{ run_id: string; position: string }> }>(
+    `SELECT run_id, position FROM ${ident(shadow.schema)}.${ident(STATE_TABLE)} FOR UPDATE`,
+  ).catch(() => ({ rows: [] as Array<{ run_id: string; position: string }> }));
+  const row = r.rows[0];
+  if (!row || row.run_id !== shadow.runId || BigInt(row.position) !== shadow.position) throw new ShadowTakenOver(shadow.schema);
+}
+
+/** Applies `events` (all after the shadow's position) to the shadow inside `tx`, and moves its position. */
+export async function applyToShadowIn(tx: Knex.Transaction, shadow: Shadow, events: RecordedEvent[]): Promise<void> {
+  const fresh = events.filter((e) => e.position > shadow.position);
+  if (fresh.length === 0) return;
+  await claim(tx, shadow);
+  await useShadow(tx, shadow);
+  await shadow.projection.apply(tx, fresh);
+  await useLive(tx, shadow);
+  const last = fresh[fresh.length - 1]!.position;
+  await tx.raw(`UPDATE ${ident(shadow.schema)}.${ident(STATE_TABLE)} SET position = ?`, [last.toString()]);
+  shadow.position = last;
+}
+
+/** One batch into the shadow, in its own transaction. */
+export async function applyToShadow(knex: Knex, shadow: Shadow, events: RecordedEvent[]): Promise<void> {
+  const before = shadow.position;
+  try {
+    await knex.transaction((tx) => applyToShadowIn(tx, shadow, events));
+  } catch (err) {
+    shadow.position = before; // the transaction rolled back
+    throw err;
+  }
+}
+
+/**
+ * Brings the shadow from its position up to `upTo` (inclusive; to the store's head when undefined),
+ * one transaction per batch. Never inside another transaction: on PGlite (one connection) the
+ * store's reads would wait for that transaction to end.
+ */
+export async function catchUp(knex: Knex, store: EventStore, shadow: Shadow, upTo: bigint | undefined, batchSize: number,
+  onBatch: (events: number) => void = () => undefined): Promise<number> {
+  let applied = 0;
+  for (;;) {
+    if (upTo !== undefined && shadow.position >= upTo) break;
+    const read = await store.readAll(shadow.position, batchSize);
+    const batch = upTo === undefined ? read : read.filter((e) => e.position <= upTo);
+    if (batch.length === 0) break;
+    await applyToShadow(knex, shadow, batch);
+    applied += batch.length;
+    onBatch(batch.length);
+  }
+  return applied;
+}
+
+/** The columns of a live table, in order. */
+export async function columnsOf(knex: Knex | Knex.Transaction, schema: string, table: string): Promise<string[]> {
+  const r = await knex.raw<{ rows: Array<{ column_name: string }> }>(
+    `SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position`,
+    [schema, table],
+  );
+  return r.rows.map((c) => c.column_name);
+}
+
+/** The primary key's columns of a table (empty when it has none). */
+export async function primaryKeyOf(knex: Knex | Knex.Transaction, schema: string, table: string): Promise<string[]> {
+  const r = await knex.raw<{ rows: Array<{ attname: string }> }>(
+    `SELECT a.attname FROM pg_index i
+       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+     WHERE i.indrelid = (quote_ident(?) || '.' || quote_ident(?))::regclass AND i.indisprimary
+     ORDER BY array_position(i.indkey::int2[], a.attnum)`,
+    [schema, table],
+  );
+  return r.rows.map((c) => c.attname);
+}
