@@ -100,7 +100,9 @@ export const commonSchemas = {
       'Payout: `created` moves send_amount from available to reserved; `completed` debits reserved; `failed` releases it ' +
       'back to available. Transfer: `created` reserves payout_amount in the payout currency; `collection_completed` credits ' +
       'payin_amount − total_fee in the payin currency; `disbursement_completed` debits the reservation; `collection_failed` ' +
-      'and `disbursement_failed` release it. On payments, `applied` tells whether the effect has happened.',
+      'and `disbursement_failed` release it; each relaunch adds `payout_relaunched` (its payout_amount reserved again) and ' +
+      'its own `disbursement_completed`/`disbursement_failed`, each naming its `attempt`. On payments, `applied` tells ' +
+      'whether the effect has happened.',
     properties: {
       effects: {
         type: 'array',
@@ -111,8 +113,12 @@ export const commonSchemas = {
             currency: { $ref: '#/components/schemas/Currency' },
             when: {
               type: 'string',
-              enum: ['created', 'completed', 'failed', 'collection_completed', 'collection_failed', 'disbursement_completed', 'disbursement_failed'],
+              enum: [
+                'created', 'completed', 'failed', 'collection_completed', 'collection_failed', 'payout_relaunched',
+                'disbursement_completed', 'disbursement_failed',
+              ],
             },
+            attempt: { type: 'integer', minimum: 1, description: 'Transfers: the disbursement attempt the effect belongs to' },
             available_delta: { type: 'string', pattern: '^-?[0-9]+$', description: 'Signed change of available, e.g. "-5000"' },
             reserved_delta: { type: 'string', pattern: '^-?[0-9]+$', description: 'Signed change of reserved' },
             description: { type: 'string' },

@@ -6,6 +6,7 @@ import { DomainError, invariant } from '../../domain/errors.ts';
 import { createTransfer, relaunchPayout } from '../../commands/transfers.ts';
 import { listRequest, paginate } from '../../projections/pagination.ts';
 import { renderTransfer } from '../../projections/views/transfer.ts';
+import { QuotePricing } from './money-schemas.ts';
 
 const tags = ['Transfers'];
 const merchant = { 'x-auth': 'merchant' as const, tags };
@@ -41,6 +42,23 @@ const relaunchRequest = {
   },
 };
 
+const transferPricing = {
+  type: 'object',
+  description:
+    "The quote's pricing (how total_fee was computed) and what a relaunch changed. The fee is charged once, on the " +
+    'collection (payin_amount − total_fee is credited in the payin currency), so total_fee and the fee figures never ' +
+    'change. A relaunch with another payout_amount changes only the amount disbursed: payout_amount = ' +
+    'quoted_payout_amount + payout_adjustment, so receive_amount = send_amount − total_fee + payout_adjustment; the ' +
+    "adjustment is not a fee: it comes from (or stays in) the merchant's payout-currency wallet.",
+  properties: {
+    ...QuotePricing.properties,
+    fee_charged_on: { type: 'string', enum: ['collection'], description: 'The leg whose amount the fee is taken from' },
+    quoted_payout_amount: { ...amount, description: "The quote's payout_amount (payin_amount − total_fee)" },
+    payout_amount: { ...amount, description: "The current disbursement attempt's amount" },
+    payout_adjustment: { type: 'string', pattern: '^-?[0-9]+$', description: 'payout_amount − quoted_payout_amount, signed; "0" unless a relaunch changed the amount' },
+  },
+};
+
 const leg = {
   type: 'object',
   properties: {
@@ -69,7 +87,7 @@ const transferSchema = {
     payer_operator_code: { type: 'string' }, recipient_operator_code: { type: 'string' },
     payer: ref('RailParty'), recipient: ref('Recipient'),
     payment_reason_code: { type: ['string', 'null'] }, sender_source_of_funds: { type: ['string', 'null'] }, sender_occupation: { type: ['string', 'null'] },
-    metadata: ref('Metadata'), pricing: { type: 'object' }, wallet_impact: { type: ['object', 'null'] },
+    metadata: ref('Metadata'), pricing: ref('TransferPricing'), wallet_impact: ref('WalletImpact'),
     collection_reference: { type: ['string', 'null'] }, collection_completed_at: nullable(ref('DateTime')),
     disbursement_reference: { type: ['string', 'null'] }, disbursement_completed_at: nullable(ref('DateTime')),
     disbursement_failed_at: nullable(ref('DateTime')), completed_at: nullable(ref('DateTime')), failure_reason: { type: ['string', 'null'] },
@@ -91,7 +109,7 @@ const listParameters = [
 ];
 
 export const transfersModule: ApiModule = {
-  schemas: { Transfer: transferSchema, TransferCreate: createRequest, TransferRelaunch: relaunchRequest },
+  schemas: { Transfer: transferSchema, TransferPricing: transferPricing, TransferCreate: createRequest, TransferRelaunch: relaunchRequest },
   paths: {
     '/transfers': {
       post: {

@@ -1,6 +1,61 @@
 // The transfer's API JSON: the same function renders GET answers, list rows and webhook snapshots.
+//
+// Amounts after a relaunch with another payout_amount (docs/MONEY.md, "Transfers"): the fee was
+// charged once, on the collection, so `total_fee` and the quote's pricing figures never change;
+// `payout_amount`/`receive_amount` are the current attempt's; `pricing` states the difference
+// (`payout_adjustment`), and `wallet_impact` adds each relaunched attempt's own effects.
 import type { TransferState } from '../../domain/transfer.ts';
 import { currentAttempt } from '../../domain/transfer.ts';
+import type { WalletEffect, WalletImpact } from '../../domain/payment.ts';
+import { formatMoney } from '../../domain/money.ts';
+
+/** The quote's pricing, plus what a relaunch with another amount changed (never the fee). */
+function pricingOf(s: TransferState, payoutAmount: string): Record<string, unknown> {
+  const t = s.created!;
+  return {
+    ...t.pricing,
+    fee_charged_on: 'collection',
+    quoted_payout_amount: t.payout_amount,
+    payout_amount: payoutAmount,
+    payout_adjustment: formatMoney(BigInt(payoutAmount) - BigInt(t.payout_amount)),
+  };
+}
+
+type RenderedEffect = WalletEffect & { attempt?: number; applied: boolean };
+
+/**
+ * The quote's statement of effects, which describes the collection and the first disbursement
+ * attempt (its amount is the quote's payout_amount), each marked `applied` once it happened; then,
+ * per relaunched attempt, its hold and its two possible outcomes with that attempt's amount.
+ */
+function walletImpactOf(s: TransferState): { effects: RenderedEffect[] } {
+  const t = s.created!;
+  const attempt = (n: number) => s.attempts.find((a) => a.attempt === n);
+  const reached: Record<string, boolean> = {
+    created: true,
+    collection_completed: s.payin_status === 'completed',
+    collection_failed: s.payin_status === 'failed',
+    disbursement_completed: attempt(1)?.status === 'completed',
+    disbursement_failed: attempt(1)?.status === 'failed',
+  };
+  const quoted = (t.wallet_impact as WalletImpact | null)?.effects ?? [];
+  const effects: RenderedEffect[] = quoted.map((e) => ({
+    ...e, ...(e.when.startsWith('disbursement_') ? { attempt: 1 } : {}), applied: reached[e.when] ?? false,
+  }));
+  for (const a of s.attempts) {
+    if (a.attempt === 1) continue;
+    const amount = BigInt(a.amount);
+    const effect = (when: string, available: bigint, reserved: bigint, description: string, applied: boolean): RenderedEffect => ({
+      currency: t.payout_currency, when, attempt: a.attempt, available_delta: formatMoney(available), reserved_delta: formatMoney(reserved), description, applied,
+    });
+    effects.push(
+      effect('payout_relaunched', -amount, amount, 'the relaunched payout_amount moves from available to reserved', true),
+      effect('disbursement_completed', 0n, -amount, 'the reservation is debited when this attempt completes', a.status === 'completed'),
+      effect('disbursement_failed', amount, -amount, 'the reservation is released if this attempt fails', a.status === 'failed'),
+    );
+  }
+  return { effects };
+}
 
 export function renderTransfer(s: TransferState): Record<string, unknown> {
   const t = s.created!;
@@ -35,8 +90,8 @@ export function renderTransfer(s: TransferState): Record<string, unknown> {
     sender_source_of_funds: t.sender_source_of_funds,
     sender_occupation: t.sender_occupation,
     metadata: t.metadata,
-    pricing: t.pricing,
-    wallet_impact: t.wallet_impact,
+    pricing: pricingOf(s, payoutAmount),
+    wallet_impact: walletImpactOf(s),
     // The seed's snapshot fields, flat, for webhook receivers.
     collection_reference: s.collection.provider_reference,
     collection_completed_at: s.collection.completed_at,
