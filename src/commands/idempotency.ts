@@ -67,7 +67,20 @@ export class IdempotencyStore {
         'SELECT * FROM idempotency_keys WHERE merchant_id = ? AND key = ? FOR UPDATE',
         [merchantId, key],
       );
-      const row = found.rows[0]!;
+      const row = found.rows[0];
+      if (!row) {
+        // The row we collided with was expired and purged (purgeExpired) in between: the key is free,
+        // unless another request with it got there first.
+        const again = await tx.raw<{ rows: unknown[] }>(
+          `INSERT INTO idempotency_keys
+             (merchant_id, key, method, path, request_hash, resource_id, state, locked_until, created_at, expires_at)
+           VALUES (?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, ?)
+           ON CONFLICT (merchant_id, key) DO NOTHING RETURNING key`,
+          [merchantId, key, method, path, hash, resourceId, new Date(now.getTime() + LEASE_MS), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
+        );
+        if (again.rows.length === 1) return { kind: 'run', resourceId };
+        throw new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed');
+      }
       if (new Date(row.expires_at).getTime() <= now.getTime()) {
         // Expired: the key is free again; this request starts afresh.
         await tx.raw(
@@ -106,8 +119,18 @@ export class IdempotencyStore {
     await this.knex.raw(`DELETE FROM idempotency_keys WHERE merchant_id = ? AND key = ? AND state = 'in_progress'`, [merchantId, key]);
   }
 
-  async purgeExpired(): Promise<number> {
-    const r = await this.knex.raw<{ rowCount: number; rows: unknown[] }>('DELETE FROM idempotency_keys WHERE expires_at < ? RETURNING key', [this.clock.now()]);
+  /**
+   * Deletes up to `limit` keys past their 24 hours (an expired key is already free for a new request:
+   * this only keeps the table from growing). Rows a claim holds are skipped. Returns how many went;
+   * run by the `idempotency-purge` job (workers/idempotency-purge.ts).
+   */
+  async purgeExpired(limit = 10_000): Promise<number> {
+    const r = await this.knex.raw<{ rows: unknown[] }>(
+      `DELETE FROM idempotency_keys WHERE (merchant_id, key) IN (
+         SELECT merchant_id, key FROM idempotency_keys WHERE expires_at < ? LIMIT ? FOR UPDATE SKIP LOCKED)
+       RETURNING key`,
+      [this.clock.now(), limit],
+    );
     return r.rows.length;
   }
 }

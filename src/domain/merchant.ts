@@ -1,6 +1,7 @@
 // The merchant aggregate: account status, API keys, webhook endpoint, routing and pricing.
 // Secrets never enter events in clear: API secrets as keyed hashes, the signing secret sealed.
-import { DomainError, refuse } from './errors.ts';
+import { DomainError, refuse, type ErrorDetail } from './errors.ts';
+import { checkFeeRule } from './money.ts';
 import { unreachable, type DomainEvent } from './decider.ts';
 import { OPERATOR_CODES, ALL_CORRIDORS } from './catalogue.ts';
 
@@ -197,5 +198,18 @@ function unknownCodes(field: string, values: string[], known: readonly string[])
 
 export function setPricing(s: MerchantState, c: { pricing: Partial<Pricing>; at: string }): MerchantEvent[] {
   mustExist(s);
+  // Every quote computes its fee from these rules: a rule it could not use is refused here.
+  const details: ErrorDetail[] = [];
+  for (const flow of ['payin', 'payout', 'transfer'] as const) {
+    const rule = c.pricing[flow];
+    if (rule === undefined) continue;
+    try {
+      checkFeeRule(rule, flow);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      details.push(...(err.details ?? []));
+    }
+  }
+  if (details.length > 0) throw new DomainError('bad_request', 'Invalid pricing', details);
   return [{ type: 'merchant.pricing_set', data: { pricing: { ...s.pricing, ...c.pricing }, at: c.at } }];
 }

@@ -48,13 +48,16 @@ export interface Rational {
 
 const PERCENT = /^([0-9]{1,3})(?:\.([0-9]{1,9}))?$/;
 
-/** "1.5" → 15/10 (per cent, not yet divided by 100). */
-export function parsePercent(raw: string): Rational {
+/**
+ * "1.5" → 15/10 (per cent, not yet divided by 100). From 0 to 100 inclusive; anything else is a 400
+ * `bad_request` naming `field` (a refusal, never a crash: pricing is operator input).
+ */
+export function parsePercent(raw: string, field = 'percent'): Rational {
   const m = PERCENT.exec(raw);
-  if (!m) throw new Error(`invalid percent in pricing: ${raw}`);
-  const fraction = m[2] ?? '';
-  const rate = { num: BigInt(m[1]! + fraction), den: 10n ** BigInt(fraction.length) };
-  if (rate.num > 100n * rate.den) throw new Error(`percent above 100 in pricing: ${raw}`);
+  if (!m) refuse('bad_request', `${field} must be a percentage such as "1.5"`, [{ field, message: 'must be a decimal string from "0" to "100", such as "1.5"' }]);
+  const fraction = m![2] ?? '';
+  const rate = { num: BigInt(m![1]! + fraction), den: 10n ** BigInt(fraction.length) };
+  if (rate.num > 100n * rate.den) refuse('bad_request', `${field} must not exceed 100`, [{ field, message: 'must be between "0" and "100" per cent' }]);
   return rate;
 }
 
@@ -75,10 +78,18 @@ export function ceilDiv(a: bigint, b: bigint): bigint {
   return (a + b - 1n) / b;
 }
 
-function fixedOf(rule: FeeRule): Money {
+function fixedOf(rule: FeeRule, field = 'fixed'): Money {
   const m = DECIMAL.exec(rule.fixed);
-  if (!m || (m[2] !== undefined && !/^0+$/.test(m[2]))) throw new Error(`invalid fixed fee in pricing: ${rule.fixed}`);
-  return BigInt(m[1]!);
+  if (!m || (m[2] !== undefined && !/^0+$/.test(m[2])) || m[1]!.length > MAX_DIGITS) {
+    refuse('bad_request', `${field} must be a whole number of francs`, [{ field, message: 'must be a decimal string of whole francs, such as "50"' }]);
+  }
+  return BigInt(m![1]!);
+}
+
+/** Checks a price rule as the operator sets it: `<field>.percent` 0 to 100, `<field>.fixed` whole francs. */
+export function checkFeeRule(rule: FeeRule, field: string): void {
+  parsePercent(rule.percent, `${field}.percent`);
+  fixedOf(rule, `${field}.fixed`);
 }
 
 /** Fee charged out of `amount`: ceil(amount × percent / 100) + fixed, in whole francs (rounded up). */

@@ -10,7 +10,7 @@ import { invariant, refuse } from './errors.ts';
 import { unreachable, type DomainEvent } from './decider.ts';
 import { COUNTRIES, corridorCode, MAX_AMOUNT, operator, type CountryCode, type Currency, type Flow, type OperatorInfo } from './catalogue.ts';
 import type { PriceRule, Pricing, Routing } from './merchant.ts';
-import { checkAmountRange, feeFor, formatMoney, grossForNet, parseAmount, type Money } from './money.ts';
+import { checkAmountRange, checkFeeRule, feeFor, formatMoney, grossForNet, parseAmount, type Money } from './money.ts';
 import type { WalletEffect, WalletImpact } from './payment.ts';
 
 export type FlowType = Flow;
@@ -153,6 +153,7 @@ export function quotePayinOrPayout(s: QuoteState, c: QuoteCommon & QuoteLeg & { 
   if (!enabled.includes(op.code)) refuse('operator_not_enabled', `${op.code} is not enabled for ${c.flow}s on this account`);
   checkAmountRange(amount, 'send_amount');
   const rule = c.pricing[c.flow];
+  checkFeeRule(rule, `pricing.${c.flow}`); // operator input: a broken rule is a refusal naming it
   const fee = feeFor(amount, rule);
   const receive = amount - fee.total;
   checkNet(receive, 'send_amount');
@@ -213,6 +214,7 @@ export function quoteTransfer(s: QuoteState, c: QuoteCommon & TransferQuoteReque
   }
   if (!c.routing.corridors.includes(corridor)) refuse('corridor_not_configured', `Corridor ${corridor} is not configured on this account`);
   const rule = c.pricing.transfer;
+  checkFeeRule(rule, 'pricing.transfer');
   let payin: Money;
   let payout: Money;
   if (fixedPayout) {

@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 // Field names that may carry secrets: pino replaces them wherever they appear in a logged object.
 const REDACT = [
@@ -9,6 +9,8 @@ const REDACT = [
 
 export type { Logger };
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' } });
+/** A logger writing JSON lines to stdout, or to `destination` (tests capture the lines). */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = { level, redact: { paths: REDACT, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -13,7 +13,10 @@ const mid = idParam('merchant_id');
 const kid = idParam('key_id');
 const meta = (ctx: Ctx) => ({ requestId: ctx.requestId, actor: 'operator' });
 
-const percent = { type: 'string', pattern: '^(100|[0-9]{1,2})(\\.[0-9]{1,4})?$', description: 'Percent as a decimal string, "1.5" is 1.5 %' };
+const percent = {
+  type: 'string', pattern: '^(100(\\.0{1,4})?|[0-9]{1,2}(\\.[0-9]{1,4})?)$',
+  description: 'Percent as a decimal string from "0" to "100" (at most 4 decimals), "1.5" is 1.5 %',
+};
 const fixed = { type: 'string', pattern: '^[0-9]{1,9}(\\.0+)?$', description: 'Fixed fee in whole francs' };
 const priceRule = { type: 'object', additionalProperties: false, required: ['percent', 'fixed'], properties: { percent, fixed } };
 const codes = (items: unknown) => ({ type: 'array', maxItems: 100, items });

@@ -113,12 +113,15 @@ function profileOf(body: Record<string, unknown>): C.CustomerProfile {
   return profile as C.CustomerProfile;
 }
 
+// CONTRACT.md §8: every list takes status, customer_id, created_from, created_to. On customers,
+// `status` is the KYC status (a customer has no other) and `customer_id` the customer's own id.
 const listParameters = [
   ...listParams
-    .filter((p) => p.name !== 'customer_id')
     .map((p) => (p.name === 'status'
-      ? { ...p, description: 'KYC status', schema: { type: 'string', enum: [...C.KYC_STATUSES] } }
-      : p)),
+      ? { ...p, description: 'The KYC status (kyc_status)', schema: { type: 'string', enum: [...C.KYC_STATUSES] } }
+      : p.name === 'customer_id'
+        ? { ...p, description: "Only this customer (its own id); an unknown id or another merchant's gives an empty list" }
+        : p)),
   { name: 'external_ref', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: "The merchant's own identifier" },
 ];
 
@@ -136,7 +139,8 @@ export const customersModule: ApiModule = {
       get: {
         ...merchant, operationId: 'listCustomers',
         summary: 'List customers, newest first',
-        description: 'Filters: status (the KYC status), created_from and created_to (inclusive), external_ref. ' +
+        description: 'Filters: status (the KYC status, kyc_status), customer_id (the customer\'s own id: that customer, ' +
+          'or nothing when it is unknown or another merchant\'s), created_from and created_to (inclusive), external_ref. ' +
           'Send the same filters with the cursor of the previous page.',
         parameters: listParameters,
         responses: { 200: json(listOf(ref('Customer'))), 400: errors[400], 401: errors[401] },
@@ -172,6 +176,7 @@ export const customersModule: ApiModule = {
       const knex = ctx.services.knex;
       const q = knex('customers').select('*').where({ merchant_id: ctx.merchantId });
       if (ctx.query.status !== undefined) q.where({ kyc_status: ctx.query.status });
+      if (ctx.query.customer_id !== undefined) q.where({ id: ctx.query.customer_id });
       if (ctx.query.external_ref !== undefined) q.where({ external_ref: ctx.query.external_ref });
       const page = await paginate(knex, q, listRequest(ctx.query), rowView);
       return { status: 200, body: page };
