@@ -2,12 +2,20 @@
 //
 // Ordering: a sequence hands out global positions before commit, so a reader following the
 // position alone could pass a position whose transaction commits later and skip it for ever.
-// Two guards, on purpose:
-//  1. every append transaction first takes one transaction-scoped advisory lock, so append
-//     transactions (across all processes) commit one after the other: position order = commit order,
-//     and one stream's events can never be reordered;
-//  2. each event stores its transaction id (xid8) and readers only read rows whose transaction is
-//     below pg_snapshot_xmin: a transaction still in flight can never be overtaken.
+// The guard: every append transaction first takes one transaction-scoped advisory lock, *before*
+// it draws positions, and holds it until it has committed (PostgreSQL makes a transaction visible
+// before it releases its locks). So append transactions, across all processes, commit one after
+// the other in position order: a snapshot that sees position P sees every committed position below
+// P, and a reader that follows positions never skips a late commit. One stream's events can never
+// be reordered either (each append also checks its expected version under the lock).
+//
+// Why not Emmett's `transaction_id < pg_snapshot_xmin(pg_current_snapshot())` on reads as well:
+// the snapshot's xmin is cluster-wide, so any write transaction in any database of the server (a
+// migration, a long batch, another tenant's service) holds back every reader of this store until it
+// ends: projections stall and read-your-writes waits, for a guarantee the lock already gives. The
+// writing transaction's id is still stored (`transaction_id`, xid8) for diagnosis.
+// test/helpers/eventstore-contract.ts proves the order with appenders spread over several store
+// instances with pools of their own, on real PostgreSQL.
 // Throughput comes from group commit: appends that arrive while a transaction is in flight are
 // batched into the next one (each keeps its own expected-version check and its own outcome).
 import { randomUUID } from 'node:crypto';
@@ -26,7 +34,7 @@ import {
 } from './types.ts';
 import { pollingSubscription, Wakeup } from './polling-subscription.ts';
 
-const APPEND_LOCK_KEY = 7_201_410_001; // arbitrary, fixed: the global append lock
+export const APPEND_LOCK_KEY = 7_201_410_001; // arbitrary, fixed: the global append lock
 const MAX_BATCH_APPENDS = 256;
 const MAX_EVENTS_PER_APPEND = 1000;
 const NOTIFY_CHANNEL = 'event_store_appended';
@@ -214,7 +222,7 @@ export class PostgresEventStore implements EventStore {
     const r = await this.db.knex.raw<{ rows: Row[] }>(
       `SELECT global_position, stream_id, stream_version, event_id, type, data, metadata, created_at
        FROM events
-       WHERE global_position > ? AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       WHERE global_position > ?
        ORDER BY global_position LIMIT ?`,
       [after.toString(), limit],
     );
@@ -227,7 +235,7 @@ export class PostgresEventStore implements EventStore {
 
   async head(): Promise<bigint> {
     const r = await this.db.knex.raw<{ rows: Array<{ p: string | null }> }>(
-      `SELECT max(global_position) AS p FROM events WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())`,
+      `SELECT max(global_position) AS p FROM events`,
     );
     return BigInt(r.rows[0]?.p ?? 0);
   }
