@@ -21,6 +21,8 @@ import { Aggregates } from './commands/aggregates.ts';
 import { IdempotencyStore } from './commands/idempotency.ts';
 import { Projector } from './projections/projector.ts';
 import { Scheduler } from './infra/scheduler.ts';
+import { Metrics } from './infra/metrics.ts';
+import { stateSources } from './ops/metrics-sources.ts';
 import { createHttpApp } from './api/server.ts';
 import { systemModule } from './api/routes/system.ts';
 import { apiModules, projections, workers } from './registry.ts';
@@ -96,12 +98,14 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     adminToken: admin.value,
     resolver: opts.resolver ?? systemResolver,
     idempotency: new IdempotencyStore(db.knex, clock),
+    metrics: new Metrics(),
     scheduler: new Scheduler(db.knex, clock, log, { leaseMs: config.jobLeaseMs }),
     settle: async (position) => {
       if (position !== undefined) await projector.waitFor(position);
     },
   };
 
+  services.metrics.watch(stateSources(services));
   await projector.start();
   const stops: Array<() => Promise<void>> = [];
   if (config.role !== 'api') {
@@ -112,9 +116,12 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
 
   let server: http.Server | undefined;
   let url: string | undefined;
-  if (config.role !== 'worker') {
+  {
+    // A worker serves only the system routes (liveness, readiness) so that an orchestrator can
+    // health-check it like an API process; the merchant and operator APIs are the api role's.
     let document: unknown;
-    const { app, document: doc } = createHttpApp(services, [systemModule(() => document), ...apiModules]);
+    const modules = config.role === 'worker' ? [] : apiModules;
+    const { app, document: doc } = createHttpApp(services, [systemModule(() => document), ...modules]);
     document = doc;
     server = http.createServer({ headersTimeout: 20_000, requestTimeout: 30_000, maxHeaderSize: 16 * 1024 }, app);
     server.keepAliveTimeout = 5_000;
@@ -124,7 +131,8 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     });
     const address = server.address() as AddressInfo;
     url = `http://${config.host}:${address.port}`;
-    log.info({ url, role: config.role, store: store.name, bus: bus.name }, 'merchant payments API listening');
+    log.info({ url, role: config.role, store: store.name, bus: bus.name },
+      config.role === 'worker' ? 'worker running (health at /healthz, /readyz)' : 'merchant payments API listening');
   }
 
   let stopped = false;

@@ -19,6 +19,8 @@ export interface Config {
   webhookTimeoutMs: number;
   sandboxSettleMs: number;
   allowPrivateUrls: boolean;
+  /** One KYC file fetch (every redirect, the headers and the whole body) must finish within this. */
+  kycFetchTimeoutMs: number;
   logLevel: string;
   /** Server key for API-secret hashes and sealed secrets; generated into DATA_DIR when unset. */
   secretHashKey: string | undefined;
@@ -89,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10000, 1),
     sandboxSettleMs: int(env, 'SANDBOX_SETTLE_MS', 2000),
     allowPrivateUrls: bool(env, 'ALLOW_PRIVATE_URLS'),
+    kycFetchTimeoutMs: int(env, 'KYC_FETCH_TIMEOUT_MS', 15_000, 1),
     logLevel: env.LOG_LEVEL || 'info',
     secretHashKey: env.SECRET_HASH_KEY || undefined,
     rateLimitPerSecond: int(env, 'RATE_LIMIT_PER_SECOND', 100),

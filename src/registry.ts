@@ -20,11 +20,18 @@ import { webhookWorker } from './workers/webhooks/index.ts';
 import { transfersModule } from './api/routes/transfers.ts';
 import { transfersProjection } from './projections/transfers.ts';
 import { transferSaga } from './workers/transfer-saga.ts';
+import { historyModule } from './api/routes/history.ts';
+import { operationsModule } from './api/routes/operations.ts';
+import { kycModule } from './api/routes/kyc.ts';
+import { kycProjection } from './projections/kyc.ts';
+import { kycReviewWorker } from './workers/kyc-review.ts';
+import { idempotencyPurge } from './workers/idempotency-purge.ts';
 
 export const apiModules: ApiModule[] = [
   adminMerchants,
   operatorsModule,
   customersModule,
+  kycModule,
   quotesModule,
   payinsModule,
   payoutsModule,
@@ -32,11 +39,14 @@ export const apiModules: ApiModule[] = [
   providerCallbacksModule,
   eventsModule,
   transfersModule,
+  historyModule,
+  operationsModule,
 ];
 
 export const projections: Projection[] = [
   merchantsProjection,
   customersProjection,
+  kycProjection,
   moneyProjection,
   transfersProjection,
 ];
@@ -53,5 +63,7 @@ export const workers: Worker[] = [
   webhookWorker,
   providerGateway,
   transferSaga,
+  kycReviewWorker,
+  idempotencyPurge,
   eventForwarder,
 ];

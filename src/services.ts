@@ -12,6 +12,7 @@ import type { Aggregates } from './commands/aggregates.ts';
 import type { IdempotencyStore } from './commands/idempotency.ts';
 import type { Projector } from './projections/projector.ts';
 import type { Scheduler } from './infra/scheduler.ts';
+import type { Metrics } from './infra/metrics.ts';
 
 export interface Services {
   config: Config;
@@ -31,6 +32,8 @@ export interface Services {
   idempotency: IdempotencyStore;
   /** Durable timers (provider re-checks, webhook retries). Workers register kinds at start. */
   scheduler: Scheduler;
+  /** Prometheus instruments (GET /metrics). */
+  metrics: Metrics;
   /** Read-your-writes: waits until every read model includes the given position. */
   settle(position: bigint | undefined): Promise<void>;
 }

@@ -96,6 +96,8 @@ t.test('api and worker: one image, their roles, health checks and start order', 
   }
   t.ok(services.api!.ports?.includes('3000:3000'), 'the API on port 3000');
   t.match(healthTest('api'), /\/readyz/, 'the api is healthy when ready (store, read models, bus)');
+  t.match(healthTest('worker'), /\/readyz/, 'the worker too (it serves /readyz on PORT)');
+  t.notOk(services.worker!.ports, 'the worker publishes no port');
   const dockerfile = fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8');
   t.match(dockerfile, /^FROM node:20-slim/m);
   t.match(dockerfile, /npm ci/);

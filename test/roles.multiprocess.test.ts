@@ -49,7 +49,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-interface Proc { name: string; child: ChildProcess; url: string | undefined; exited: Promise<void>; log: string[] }
+interface Proc { name: string; child: ChildProcess; url: string; exited: Promise<void>; log: string[] }
 
 async function run(t: Test, natsUrl: string): Promise<void> {
   t.setTimeout(300_000);
@@ -85,7 +85,7 @@ async function run(t: Test, natsUrl: string): Promise<void> {
 
   const secretKey = randomBytes(32).toString('base64url');
   async function start(name: string, role: 'api' | 'worker'): Promise<Proc> {
-    const port = role === 'api' ? await freePort() : 0;
+    const port = await freePort();
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `mp-${name}-`));
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', role], {
       cwd: root,
@@ -104,7 +104,7 @@ async function run(t: Test, natsUrl: string): Promise<void> {
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
     const exited = new Promise<void>((r) => child.once('exit', () => { fs.rmSync(dataDir, { recursive: true, force: true }); r(); }));
-    const p: Proc = { name, child, url: role === 'api' ? `http://127.0.0.1:${port}` : undefined, exited, log };
+    const p: Proc = { name, child, url: `http://127.0.0.1:${port}`, exited, log };
     procs.push(p);
     return p;
   }
@@ -113,7 +113,7 @@ async function run(t: Test, natsUrl: string): Promise<void> {
   const [api1, api2, worker1, worker2] = await Promise.all([
     start('api1', 'api'), start('api2', 'api'), start('worker1', 'worker'), start('worker2', 'worker'),
   ]);
-  for (const a of [api1!, api2!]) {
+  for (const a of [api1!, api2!, worker1!, worker2!]) {
     const until = Date.now() + 60_000;
     for (;;) {
       const r = await request(a.url!, 'GET', '/readyz').catch(() => undefined);
@@ -123,6 +123,9 @@ async function run(t: Test, natsUrl: string): Promise<void> {
     }
   }
   const apis = [api1!.url!, api2!.url!];
+  // A worker answers health checks only; the merchant and operator APIs are the api role's.
+  t.equal((await request(worker2!.url!, 'GET', '/customers')).status, 404, 'a worker serves no merchant API');
+  t.equal((await request(worker2!.url!, 'GET', '/admin/merchants/00000000-0000-4000-8000-000000000000', { headers: { authorization: `Bearer ${ADMIN}` } })).status, 404, 'nor the operator API');
   try {
     await load();
   } catch (err) {

@@ -21,6 +21,8 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   customer_not_found: 400,
   quote_not_found: 400,
   kyc_required: 400,
+  kyc_review_pending: 409,
+  kyc_already_verified: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

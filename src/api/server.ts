@@ -76,10 +76,13 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
     (req as Request & { id: string }).id = id;
     const started = process.hrtime.bigint();
     res.on('finish', () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       services.log.info({
-        request_id: id, method: req.method, path: req.path, status: res.statusCode,
-        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+        request_id: id, method: req.method, path: req.path, status: res.statusCode, duration_ms: durationMs,
       }, 'request');
+      // By the OpenAPI path template the request matched (never the concrete path: bounded labels).
+      const route = typeof res.locals.route === 'string' ? res.locals.route : req.path.startsWith('/docs/') ? '/docs/*' : 'unmatched';
+      services.metrics.observeRequest(req.method, route, res.statusCode, durationMs / 1000);
     });
     next();
   });
@@ -106,6 +109,7 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
       const validator = validators.get(op.operationId)!;
       const route = expressPath(path);
       (app as unknown as Record<string, (p: string, h: (req: Request, res: Response, next: NextFunction) => void) => void>)[method]!(route, (req, res, next) => {
+        res.locals.route = path;
         run(req, res, op, handler, validator).catch(next);
       });
     }

@@ -18,7 +18,13 @@ export interface Loaded<S> {
 }
 
 const CACHE_LIMIT = 10_000;
-const MAX_ATTEMPTS = 8;
+/**
+ * Conflicts come only from other processes (this one takes turns per stream), so a few processes
+ * racing for one hot wallet need a handful of attempts; the jittered pause spreads them out. Past
+ * the limit the conflict surfaces (as a 5xx, nothing stored, so the client's retry is safe).
+ */
+const MAX_ATTEMPTS = 30;
+const conflictPauseMs = (attempt: number) => Math.random() * Math.min(50, 2 * attempt);
 
 export class Aggregates {
   private cache = new Map<string, { state: unknown; version: number }>();
@@ -70,6 +76,7 @@ export class Aggregates {
         } catch (err) {
           if (err instanceof WrongExpectedVersion && i < MAX_ATTEMPTS) {
             for (const a of nonEmpty) this.forget(a.streamId);
+            await new Promise((r) => setTimeout(r, conflictPauseMs(i)));
             continue;
           }
           throw err;

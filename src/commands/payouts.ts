@@ -15,6 +15,7 @@ import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { requireCustomer } from './lookups.ts';
+import { requireKyc } from './kyc.ts';
 
 export interface CreatePayout {
   payoutId: string;
@@ -49,6 +50,8 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
     const q = quote.state.quote!;
     invariant(q.send_currency === currency, 'a quote never changes currency');
     const recipient = checkParty(c.recipient, q, 'recipient');
+    // The operator may require the customer's KYC verified (routing kyc_required_operators).
+    await requireKyc(s, c.merchantId, c.customerId, q.operator_code);
     const wallet = await s.aggregates.load(walletStream, W.walletDecider);
     const held = W.hold(wallet.state, {
       merchantId: c.merchantId, currency, at, holdId: c.payoutId, amount: BigInt(q.send_amount), reference: { type: 'payout', id: c.payoutId },

@@ -26,6 +26,7 @@ import { otpVault } from '../infra/otp-vault.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { requireCustomer } from './lookups.ts';
+import { requireKyc } from './kyc.ts';
 
 export interface CreateTransfer {
   transferId: string;
@@ -71,6 +72,8 @@ export async function createTransfer(s: Services, c: CreateTransfer, meta: Event
     const q = quote.state.quote!;
     const payer = checkParty(c.payer, partyOf(q.payer_operator_code!), 'payer');
     const recipient = checkParty(c.recipient, partyOf(q.recipient_operator_code!), 'recipient');
+    // The disbursing operator may require the customer's KYC verified (routing kyc_required_operators).
+    await requireKyc(s, c.merchantId, c.customerId, q.recipient_operator_code!);
     const otpRequired = operator(q.payer_operator_code!)!.requiresOtp;
     if (otpRequired && c.otp === undefined) {
       throw new DomainError('otp_required', `${q.payer_operator_code} requires a one-time password to collect`, [{ field: 'otp', message: 'is required for this operator' }]);

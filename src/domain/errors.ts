@@ -20,6 +20,8 @@ export type ErrorCode =
   | 'customer_not_found'
   | 'quote_not_found'
   | 'kyc_required'
+  | 'kyc_review_pending'
+  | 'kyc_already_verified'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'

@@ -28,6 +28,7 @@ import { adapter, providerNameFor } from '../infra/providers/index.ts';
 import type { ProviderStatus } from '../infra/providers/types.ts';
 import { subjectOf, type ForwardedEvent } from './event-forwarder.ts';
 import { legOwners } from './leg-owners.ts';
+import { neverGiveUp } from './never-give-up.ts';
 import type { LegOwner, LegRequest } from './legs.ts';
 
 export const GATEWAY = 'provider-gateway';
@@ -40,6 +41,18 @@ interface CheckPayload {
   reference: string;
   owner: string;
   provider: string;
+  /** The event that started the leg: the settlement's causation (absent in jobs scheduled before it was kept). */
+  causationId?: string;
+}
+
+/** Provider leg latency: from the leg's start (its provider_legs row) to its settlement, once. */
+async function observeSettled(s: Services, reference: string, outcome: LegOutcome, position: bigint | undefined): Promise<void> {
+  if (position === undefined) return; // settled before (another path got there first): counted then
+  const row = (await s.knex('provider_legs').where({ reference }).first('provider', 'kind', 'created_at')) as
+    | { provider: string; kind: string; created_at: Date | string } | undefined;
+  if (!row) return;
+  const seconds = Math.max(0, s.clock.now().getTime() - new Date(row.created_at).getTime()) / 1000;
+  s.metrics.providerLegs.observe({ provider: row.provider, kind: row.kind, outcome: outcome.outcome }, seconds);
 }
 
 function ownerNamed(name: string): LegOwner {
@@ -76,20 +89,23 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
   );
   const vault = otpVault(s);
   const otp = leg.otp ? await vault.peek(leg.reference) : undefined;
-  const status = await adapter(s, providerName).initiate({
+  const status = await s.metrics.timeProvider(providerName, 'initiate', () => adapter(s, providerName).initiate({
     reference: leg.reference, kind: leg.kind, operatorCode: leg.operatorCode, phone: leg.phone,
     amount: leg.amount, currency: leg.currency, otp,
-  });
+  }));
   // The provider has the OTP now (or the leg was started before): it has no further use here.
   if (leg.otp) await vault.discard(leg.reference);
   await s.knex('provider_legs').where({ reference: leg.reference }).update({ provider_reference: status.providerReference });
   await owner.submitted(s, leg.reference, status.providerReference, meta);
   const outcome = outcomeOf(status);
   if (outcome) {
-    await owner.settled(s, leg.reference, outcome, meta);
+    await observeSettled(s, leg.reference, outcome, await owner.settled(s, leg.reference, outcome, meta));
     return;
   }
-  const payload: CheckPayload = { reference: leg.reference, owner: leg.owner, provider: providerName };
+  const payload: CheckPayload = {
+    reference: leg.reference, owner: leg.owner, provider: providerName,
+    ...(typeof meta.causationId === 'string' ? { causationId: meta.causationId } : {}),
+  };
   await s.scheduler.schedule(CHECK_JOB, leg.reference, payload, new Date(now.getTime() + s.config.sandboxSettleMs));
 }
 
@@ -98,11 +114,14 @@ export async function checkLeg(s: Services, job: Job<CheckPayload>): Promise<voi
   const { reference, owner: ownerName, provider } = job.payload;
   const owner = ownerNamed(ownerName);
   if (!(await owner.isOpen(s, reference))) return; // settled meanwhile (a callback, another process)
-  const status = await adapter(s, provider).status(reference);
+  const status = await s.metrics.timeProvider(provider, 'status', () => adapter(s, provider).status(reference));
   if (!status) throw new Error(`provider ${provider} does not know leg ${reference}`); // retried with backoff
   const outcome = outcomeOf(status);
   if (!outcome) return { retryAt: new Date(s.clock.now().getTime() + checkDelayMs(s.config.sandboxSettleMs, job.attempts)) };
-  await owner.settled(s, reference, outcome, { actor: GATEWAY, causationId: `${CHECK_JOB}:${reference}` });
+  // Caused by the event that started the leg; the job that found the outcome is named too.
+  const jobName = `${CHECK_JOB}:${reference}`;
+  const meta: EventMetadata = { actor: GATEWAY, causationId: job.payload.causationId ?? jobName, job: jobName };
+  await observeSettled(s, reference, outcome, await owner.settled(s, reference, outcome, meta));
 }
 
 /**
@@ -114,7 +133,11 @@ export async function handleCallback(s: Services, providerName: string, body: un
   const row = (await s.knex('provider_legs').where({ reference: cb.reference, provider: providerName }).first('owner')) as { owner: string } | undefined;
   if (!row) return false;
   const outcome = outcomeOf(cb.status);
-  if (outcome) await s.settle(await ownerNamed(row.owner).settled(s, cb.reference, outcome, meta));
+  if (outcome) {
+    const position = await ownerNamed(row.owner).settled(s, cb.reference, outcome, meta);
+    await observeSettled(s, cb.reference, outcome, position);
+    await s.settle(position);
+  }
   return true;
 }
 
@@ -124,7 +147,7 @@ export const providerGateway: Worker = {
     s.scheduler.register(CHECK_JOB, (job) => checkLeg(s, job as Job<CheckPayload>), { concurrency: 16 });
     const triggers = new Map<string, (e: ForwardedEvent) => LegRequest | undefined>();
     for (const o of legOwners) for (const [type, read] of Object.entries(o.triggers)) triggers.set(type, read);
-    const consumer = await s.bus.consume({
+    const consumer = await s.bus.consume(neverGiveUp(s.log, {
       durable: GATEWAY,
       subjects: [...triggers.keys()].map(subjectOf),
       concurrency: 8,
@@ -133,7 +156,7 @@ export const providerGateway: Worker = {
         const leg = triggers.get(e.type)?.(e);
         if (leg) await startLeg(s, leg, { actor: GATEWAY, causationId: e.id, correlationId: e.stream_id });
       },
-    });
+    }));
     const vault = otpVault(s);
     const purge = setInterval(() => {
       vault.purgeExpired().catch((err) => s.log.warn({ err }, 'otp vault purge failed'));

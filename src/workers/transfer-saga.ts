@@ -6,19 +6,20 @@ import type { Services } from '../services.ts';
 import type { Worker } from '../registry.ts';
 import { startCollection } from '../commands/transfers.ts';
 import { subjectOf, type ForwardedEvent } from './event-forwarder.ts';
+import { neverGiveUp } from './never-give-up.ts';
 
 export const transferSaga: Worker = {
   name: 'transfer-saga',
   async start(s: Services) {
-    const consumer = await s.bus.consume({
+    const consumer = await s.bus.consume(neverGiveUp(s.log, {
       durable: 'transfer-saga',
       subjects: [subjectOf('transfer.created')],
       concurrency: 16,
       handler: async (msg) => {
         const e = msg.data as ForwardedEvent;
-        await startCollection(s, e.stream_id.slice('transfer-'.length), { causationId: e.id, correlationId: e.stream_id });
+        await startCollection(s, e.stream_id.slice('transfer-'.length), { actor: 'transfer-saga', causationId: e.id, correlationId: e.stream_id });
       },
-    });
+    }));
     return () => consumer.stop();
   },
 };

@@ -8,7 +8,10 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { startApp, type RunningApp, type AppOptions } from '../../src/app.ts';
 import { systemClock, type ManualClock, type Clock } from '../../src/infra/clock.ts';
 import { createLogger } from '../../src/infra/log.ts';
+import type { DestinationStream } from 'pino';
 import { testDatabase, type TestDatabase } from './db.ts';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -48,6 +51,8 @@ export interface TestApp {
   /** The database and data directory, for `startTestApp({ shareWith })`. */
   database: TestDatabase;
   dataDir: string;
+  /** NATS_PREFIX of this app's bus when the suite runs on NATS (kept by a restart with shareWith). */
+  natsPrefix: string | undefined;
   url: string;
   clock: Clock;
   config: Config;
@@ -63,6 +68,10 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   clock?: ManualClock;
   resolver?: AppOptions['resolver'];
+  /** A bus of the test's own (to observe or disturb what the workers consume). */
+  bus?: AppOptions['bus'];
+  /** Where the service's log lines go (set `env.LOG_LEVEL` too: tests log nothing by default). */
+  logStream?: DestinationStream;
   /**
    * Run on another test app's database and data directory (same server key, same admin token): a
    * restart. That app must be stopped first (`other.app.stop()`); the database stays with it and is
@@ -75,7 +84,12 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const shared = opts.shareWith;
   const dataDir = shared ? shared.dataDir : fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-test-'));
   const tdb = shared ? shared.database : await testDatabase();
+  // With NATS_URL set the whole service runs on JetStream, each test app under a prefix of its own
+  // (a restart keeps it, as a redeployed service keeps its durable consumers).
+  const natsUrl = opts.bus ? undefined : process.env.NATS_URL || undefined;
+  const natsPrefix = natsUrl ? shared?.natsPrefix ?? `t${randomBytes(5).toString('hex')}` : undefined;
   const config = loadConfig({
+    ...(natsUrl ? { NATS_URL: natsUrl, NATS_PREFIX: natsPrefix! } : {}),
     ADMIN_TOKEN, DATA_DIR: dataDir, SANDBOX_SETTLE_MS: '50', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ALLOW_PRIVATE_URLS: 'true',
     // Tests hammer the API from one address: limits high unless a test sets its own.
@@ -87,9 +101,10 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     config: { ...config, databaseUrl: tdb.url },
     database: tdb.db,
     clock,
-    log: createLogger(config.logLevel),
+    log: createLogger(config.logLevel, opts.logStream),
     port: 0,
     ...(opts.resolver ? { resolver: opts.resolver } : {}),
+    ...(opts.bus ? { bus: opts.bus } : {}),
   });
   const url = app.url!;
   const admin = (method: string, p: string, body?: unknown) =>
@@ -100,7 +115,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     return request(url, method, p, { body, headers });
   };
   return {
-    app, url, clock, config, database: tdb, dataDir,
+    app, url, clock, config, database: tdb, dataDir, natsPrefix,
     admin, as,
     async newMerchant(name = 'Test merchant') {
       const m = await admin('POST', '/admin/merchants', { name });
@@ -112,8 +127,20 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     async stop() {
       await app.stop();
       if (shared) return; // the database and directory belong to the app shared with
+      if (natsUrl && natsPrefix) await dropNatsStream(natsUrl, natsPrefix);
       await tdb.teardown();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Removes a test app's JetStream stream (its consumers go with it). */
+async function dropNatsStream(url: string, prefix: string): Promise<void> {
+  const nc = await connect({ servers: url });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.delete(`${prefix}_bus`).catch(() => false);
+  } finally {
+    await nc.close();
+  }
 }

@@ -10,7 +10,7 @@
 // the process's lifetime and the forwarder re-sends what was not settled when it restarts.
 import {
   DEFAULT_MAX_DELIVER, defaultBackoffMs, subjectMatches,
-  type Bus, type BusMessage, type Consumer, type ConsumerOptions, type DeadLetterInfo,
+  type Bus, type BusMessage, type Consumer, type ConsumerLag, type ConsumerOptions, type DeadLetterInfo,
 } from './types.ts';
 
 interface Entry { seq: number; id: string; subject: string; data: unknown; deadLetter?: DeadLetterInfo }
@@ -186,6 +186,12 @@ export class MemoryBus implements Bus {
   hasUnsettled(): boolean {
     for (const c of this.consumers) if (c.unsettled.size > 0) return true;
     return false;
+  }
+
+  async consumerLag(): Promise<ConsumerLag[]> {
+    const byDurable = new Map<string, number>();
+    for (const c of this.consumers) byDurable.set(c.opts.durable, (byDurable.get(c.opts.durable) ?? 0) + c.load());
+    return [...byDurable].map(([durable, pending]) => ({ durable, pending }));
   }
 
   async healthy(): Promise<boolean> {

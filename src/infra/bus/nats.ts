@@ -37,7 +37,7 @@ import {
 import type { Logger } from 'pino';
 import {
   DEFAULT_MAX_DELIVER, defaultBackoffMs, subjectMatches,
-  type Bus, type BusMessage, type Consumer, type ConsumerOptions, type DeadLetterInfo, type HandlerOutcome,
+  type Bus, type BusMessage, type Consumer, type ConsumerLag, type ConsumerOptions, type DeadLetterInfo, type HandlerOutcome,
 } from './types.ts';
 
 export interface NatsBusOptions {
@@ -398,6 +398,21 @@ export class NatsBus implements Bus {
     }
   }
 
+  /** The server's count of each of this process's durables: not yet delivered + delivered and not acknowledged. */
+  async consumerLag(): Promise<ConsumerLag[]> {
+    const durables = [...new Set([...this.consumers].map((c) => c.durable))];
+    const out: ConsumerLag[] = [];
+    for (const durable of durables) {
+      try {
+        const info = await withTimeout(this.jsm.consumers.info(this.streamName, this.durableName(durable)), 2_000);
+        out.push({ durable, pending: info.num_pending + info.num_ack_pending });
+      } catch {
+        // Not reachable now: the series is left out of this scrape rather than reported as 0.
+      }
+    }
+    return out;
+  }
+
   /** Stops the consumers (in-flight handlers finish), then drains the connection. */
   close(): Promise<void> {
     this.closing ??= (async () => {
@@ -429,6 +444,10 @@ class NatsConsumer implements Consumer {
     private readonly name: string,
     private readonly concurrency: number,
   ) {}
+
+  get durable(): string {
+    return this.opts.durable;
+  }
 
   start(): void {
     for (let i = 0; i < this.concurrency; i++) this.loops.push(this.loop());

@@ -61,6 +61,17 @@ export interface Bus {
    * when it changes. Absent (the in-process bus): the server is never lost, the counter never moves.
    */
   generation?(): number;
+  /**
+   * For metrics: per durable consumer, the messages not yet settled (waiting to be delivered, being
+   * handled, or waiting for a redelivery), where the bus can tell. The in-process bus counts its own
+   * consumers; NATS asks the server about the durables this process consumes.
+   */
+  consumerLag?(): Promise<ConsumerLag[]>;
+}
+
+export interface ConsumerLag {
+  durable: string;
+  pending: number;
 }
 
 export const DEFAULT_MAX_DELIVER = 20;

@@ -8,6 +8,8 @@ import * as m004 from './004_money.ts';
 import * as m005 from './005_jobs.ts';
 import * as m006 from './006_webhooks.ts';
 import * as m007 from './007_transfers.ts';
+import * as m008 from './008_kyc.ts';
+import * as m009 from './009_audit.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -22,6 +24,8 @@ const migrations: Array<[string, Migration]> = [
   ['005_jobs', m005],
   ['006_webhooks', m006],
   ['007_transfers', m007],
+  ['008_kyc', m008],
+  ['009_audit', m009],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -15,6 +15,7 @@ import type { Job, JobOutcome } from '../../infra/scheduler.ts';
 import type { UrlPolicy } from '../../infra/url-safety.ts';
 import { postWebhook, signedHeaders, type AttemptResult } from './sender.ts';
 import { JOB_KIND, isFinal, manualJobKey, recordAttempt, type WebhookEventRow } from './store.ts';
+import { webhookOutcome } from '../../infra/metrics.ts';
 
 export const OVERALL_CONCURRENCY = 64;
 export const PER_MERCHANT_CONCURRENCY = 4;
@@ -114,6 +115,7 @@ export function deliveryHandler(s: Services): (job: Job<DeliveryJob>) => Promise
       }
       const { url, attemptedAt, result } = await attempt(s, row);
       durationMs = result.durationMs;
+      s.metrics.webhookAttempts.inc({ outcome: webhookOutcome(result, url !== null), trigger });
       const outcome = await recordAttempt(s, eventId, { trigger, url, attemptedAt, ...result });
       s.log.info({
         webhook_id: eventId, event: row.event, merchant_id: row.merchant_id, trigger, attempt: outcome.row.attempt_count,

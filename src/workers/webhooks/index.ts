@@ -2,6 +2,7 @@
 // terminal domain event (before any delivery is attempted), and the durable scheduler runs the
 // delivery attempts and their retry schedule. See store.ts (states, order) and delivery.ts.
 import type { Services } from '../../services.ts';
+import { neverGiveUp } from '../never-give-up.ts';
 import type { Worker } from '../../registry.ts';
 import type { ForwardedEvent } from '../event-forwarder.ts';
 import { webhookResourceOf } from './resources.ts';
@@ -20,7 +21,7 @@ export const webhookWorker: Worker = {
       leaseMs: s.config.webhookTimeoutMs + s.config.jobLeaseMs,
       errorBackoffMs: (n) => Math.min(60_000, 1000 * 2 ** Math.min(n, 6)),
     });
-    const consumer = await s.bus.consume({
+    const consumer = await s.bus.consume(neverGiveUp(s.log, {
       durable: WEBHOOK_RECORDER,
       subjects: ['events.>'],
       concurrency: 8,
@@ -29,7 +30,7 @@ export const webhookWorker: Worker = {
         if (!webhookResourceOf(ev.stream_id, ev.type)) return;
         await recordWebhookEvent(s, ev);
       },
-    });
+    }));
     return async () => {
       await consumer.stop();
     };
