@@ -101,7 +101,12 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     metrics: new Metrics(),
     scheduler: new Scheduler(db.knex, clock, log, { leaseMs: config.jobLeaseMs }),
     settle: async (position) => {
-      if (position !== undefined) await projector.waitFor(position);
+      if (position === undefined) return;
+      // The write is committed whatever happens here; a projector that cannot catch up in time is
+      // an operational fault (a failing batch, a database stall) that must be seen, not hidden.
+      if (!(await projector.waitFor(position))) {
+        log.error({ position: position.toString() }, 'read models did not reach a committed write in time (read-your-writes not met)');
+      }
     },
   };
 

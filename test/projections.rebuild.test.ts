@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import type { Knex } from 'knex';
+import { leg, newCustomer, party, quote, settled, topUp, until } from './helpers/money.ts';
 import { startTestApp } from './helpers/app.ts';
 import { realPostgres } from './helpers/db.ts';
 import { projections } from '../src/registry.ts';
@@ -54,6 +55,36 @@ for (let i = 0; i < 12; i++) {
   const r = await h.as(m, 'POST', '/customers', body, { idem: true });
   if (r.status !== 201) throw new Error(`customer create failed: ${r.status} ${r.text}`);
 }
+// Money, settled: a top-up, a payin that completes and one that fails, a payout, and a transfer,
+// so the wallets, ledger entries, quotes, payments and transfers tables are compared too.
+await topUp(h, m1, 'XOF', '100000');
+const payer = await newCustomer(h, m1);
+for (const phone of ['+237670000001', '+237670000099']) {
+  const q = await quote(h, m1, 'payin', leg('CM_MTN_MOMO', 'CM', 'XAF', '5000'));
+  const p = await h.as(m1, 'POST', '/payins', { quote_id: q.id, customer_id: payer, source: party('CM', 'CM_MTN_MOMO', phone) }, { idem: true });
+  if (p.status !== 201) throw new Error(`payin failed: ${p.status} ${p.text}`);
+  await settled(h, m1, 'payins', p.body.id);
+}
+{
+  const q = await quote(h, m1, 'payout', leg('SN_WAVE_MOMO', 'SN', 'XOF', '2000'));
+  const p = await h.as(m1, 'POST', '/payouts', {
+    quote_id: q.id, customer_id: payer, payment_reason_text: 'refund',
+    recipient: { ...party('SN', 'SN_WAVE_MOMO', '+221770000001'), recipient_type: 'individual', first_name: 'Awa', last_name: 'Diop' },
+  }, { idem: true });
+  if (p.status !== 201) throw new Error(`payout failed: ${p.status} ${p.text}`);
+  await settled(h, m1, 'payouts', p.body.id);
+}
+{
+  const q = await h.as(m1, 'POST', '/quotes/transfer', {
+    payer_operator_code: 'CM_MTN_MOMO', recipient_operator_code: 'SN_WAVE_MOMO', payin_currency: 'XAF', payout_currency: 'XOF', payin_amount: '10000',
+  }, { idem: true });
+  const tr = await h.as(m1, 'POST', '/transfers', {
+    quote_id: q.body.id, customer_id: payer, payer: party('CM', 'CM_MTN_MOMO', '+237670000002'),
+    recipient: { ...party('SN', 'SN_WAVE_MOMO', '+221770000002'), recipient_type: 'individual', first_name: 'Moussa', last_name: 'Ndiaye' },
+  }, { idem: true });
+  if (tr.status !== 201) throw new Error(`transfer failed: ${tr.status} ${tr.text}`);
+  await until('transfer completed', async () => (await h.as(m1, 'GET', `/transfers/${tr.body.id}`)).body.status === 'completed', 20_000);
+}
 await h.admin('POST', `/admin/merchants/${m2.merchantId}/api-keys/${m2.keyId}/revoke`);
 await h.admin('POST', `/admin/merchants/${m2.merchantId}/status`, { status: 'inactive' });
 await s.settle(await s.store.head());
@@ -63,9 +94,8 @@ await s.projector.stop();
 const head = await s.store.head();
 const before = await checksums(s.knex);
 
-t.test('the fixture fills the merchant and customer read models', async (t) => {
-  // The other read models are compared too (empty until this fixture creates payments).
-  for (const table of ['merchants', 'api_keys', 'customers']) t.ok(before[table]!.rows > 0, `${table} has ${before[table]!.rows} rows`);
+t.test('the fixture fills the merchant, customer and money read models', async (t) => {
+  for (const table of ['merchants', 'api_keys', 'customers', 'quotes', 'payins', 'payouts', 'wallets', 'ledger_entries', 'transfers']) t.ok(before[table]!.rows > 0, `${table} has ${before[table]!.rows} rows`);
   t.same(Object.keys(before).sort(), projections.flatMap((p) => p.tables).sort(), 'every table of every registered projection is compared');
   t.ok(head > 0n);
 });
