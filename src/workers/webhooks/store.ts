@@ -91,7 +91,7 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent): Promi
         id: d.envelope.id, merchant_id: merchantId, event: d.envelope.event, resource_type: d.resourceType,
         resource_id: d.resourceId, customer_id: d.customerId, stream_id: d.streamId, stream_version: d.streamVersion,
         prev_event_id: prevId, body: d.body, delivery_status: configured ? 'pending' : 'not_configured',
-        next_attempt_at: configured ? now : null, created_at: d.envelope.created_at, recorded_at: now, updated_at: now,
+        next_attempt_at: configured ? now : null, created_at: sortInstant(d.envelope.created_at, d.streamVersion), recorded_at: now, updated_at: now,
       }).onConflict().ignore().returning('id');
       if (rows.length === 0) continue;
       inserted++;
@@ -221,4 +221,14 @@ export async function readEvent(knex: Knex, merchantId: string, id: string): Pro
   const row = (await knex('webhook_events').where({ id, merchant_id: merchantId }).first()) as WebhookEventRow | undefined;
   if (!row) return undefined;
   return eventView(row, await attemptsOf(knex, [row.id]));
+}
+
+/**
+ * The row's created_at orders `GET /events` (newest first). Events appended together share one
+ * timestamp (a transfer's `transfer.payout.completed` and `transfer.completed`), so the stream
+ * version is added as microseconds: one resource's events list in the order they happened. What a
+ * merchant sees is the envelope's own created_at (milliseconds), unchanged.
+ */
+export function sortInstant(createdAtIso: string, streamVersion: number): string {
+  return createdAtIso.replace(/\.([0-9]{3})Z$/, (_m, ms: string) => `.${ms}${String(streamVersion % 1000).padStart(3, '0')}Z`);
 }
