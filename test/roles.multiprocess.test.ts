@@ -17,6 +17,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { freshDatabaseUrl } from './helpers/db.ts';
 import { request } from './helpers/app.ts';
+import { freePort } from './helpers/net.ts';
 
 const PAYINS = 200;
 const TRANSFERS = 50;
@@ -38,16 +39,6 @@ function dump(procs: Proc[]): string {
 }
 
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Proc { name: string; child: ChildProcess; url: string; exited: Promise<void>; log: string[] }
 

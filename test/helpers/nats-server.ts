@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { freePort } from './net.ts';
 
 /** The nats-server binary: $NATS_SERVER_BIN, else one on the PATH, else /usr/sbin/nats-server. */
 export function natsServerBinary(): string | undefined {
@@ -19,16 +20,6 @@ export function natsServerBinary(): string | undefined {
   return candidates.find((c): c is string => !!c && fs.existsSync(c));
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
