@@ -22,7 +22,9 @@ import { providers } from '../src/infra/providers/index.ts';
 import type { InitiateLeg } from '../src/infra/providers/types.ts';
 import type { StreamAppend } from '../src/infra/eventstore/types.ts';
 
-const env = { SANDBOX_SETTLE_MS: '50' };
+// A message the stopped process had taken (or that NATS handed to its lingering pull request) comes
+// back after the ack wait: kept short so the restart picks it up within the test's wait.
+const env = { SANDBOX_SETTLE_MS: '50', BUS_ACK_WAIT_MS: '2000' };
 
 /** A promise with its resolver: the crash point was reached. */
 function signal(): { reached: Promise<void>; hit: () => void } {
