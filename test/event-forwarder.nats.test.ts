@@ -46,7 +46,7 @@ if (!process.env.NATS_URL) {
       durable: 'audit', subjects: ['events.>'], concurrency: 4,
       handler: async (m) => { received.add((m.data as ForwardedEvent).id); },
     });
-    const app = await startApp({ config: { ...config, databaseUrl: tdb.url }, database: tdb.db, log: createLogger(config.logLevel) });
+    const app = await startApp({ config: { ...config, databaseUrl: tdb.url }, database: tdb.db, log: createLogger(config.logLevel), port: 0 });
     t.teardown(() => app.stop());
     t.equal(app.services.bus.name, 'nats', 'NATS_URL set: the service runs on NATS');
 

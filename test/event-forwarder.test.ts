@@ -53,7 +53,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-fwd-'));
 const tdb = await testDatabase();
 const bus = new LosableBus();
 const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'forwarder-test-token', LOG_LEVEL: 'silent' }, ['--role', 'worker']);
-const app = await startApp({ config: { ...config, databaseUrl: tdb.url }, database: tdb.db, bus, log: createLogger('silent') });
+const app = await startApp({ config: { ...config, databaseUrl: tdb.url }, database: tdb.db, bus, log: createLogger('silent'), port: 0 });
 t.teardown(async () => {
   await app.stop();
   await tdb.teardown();
