@@ -1,6 +1,18 @@
 // Schemas shared by every part of the OpenAPI document (JSON Schema 2020-12, as OpenAPI 3.1 uses).
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
+/** The seed's rail party fields; a Recipient is these plus who the recipient is. */
+const railPartyProperties = {
+  country_code: { $ref: '#/components/schemas/CountryCode' },
+  rail_type: { $ref: '#/components/schemas/RailType' },
+  phone: { type: 'string', minLength: 1, maxLength: 32 },
+  operator_code: { type: 'string', minLength: 1, maxLength: 40 },
+  bank_name: { type: 'string', minLength: 1, maxLength: 200 },
+  bank_code: { type: 'string', minLength: 1, maxLength: 40 },
+  account_name: { type: 'string', minLength: 1, maxLength: 200 },
+  account_number: { type: 'string', minLength: 1, maxLength: 64 },
+};
+
 export const commonSchemas = {
   Uuid: { type: 'string', format: 'uuid' },
   Amount: { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$', maxLength: 32, description: 'Decimal string' },
@@ -57,14 +69,7 @@ export const commonSchemas = {
     required: ['country_code', 'rail_type'],
     description: 'Where money is collected from or paid to. A mobile_money party needs phone (E.164, or the national form of country_code; answered in E.164) and operator_code.',
     properties: {
-      country_code: { $ref: '#/components/schemas/CountryCode' },
-      rail_type: { $ref: '#/components/schemas/RailType' },
-      phone: { type: 'string', minLength: 1, maxLength: 32 },
-      operator_code: { type: 'string', minLength: 1, maxLength: 40 },
-      bank_name: { type: 'string', minLength: 1, maxLength: 200 },
-      bank_code: { type: 'string', minLength: 1, maxLength: 40 },
-      account_name: { type: 'string', minLength: 1, maxLength: 200 },
-      account_number: { type: 'string', minLength: 1, maxLength: 64 },
+      ...railPartyProperties,
     },
   },
   Recipient: {
@@ -73,14 +78,7 @@ export const commonSchemas = {
     required: ['country_code', 'rail_type', 'recipient_type'],
     description: 'A rail party plus who the recipient is.',
     properties: {
-      country_code: { $ref: '#/components/schemas/CountryCode' },
-      rail_type: { $ref: '#/components/schemas/RailType' },
-      phone: { type: 'string', minLength: 1, maxLength: 32 },
-      operator_code: { type: 'string', minLength: 1, maxLength: 40 },
-      bank_name: { type: 'string', minLength: 1, maxLength: 200 },
-      bank_code: { type: 'string', minLength: 1, maxLength: 40 },
-      account_name: { type: 'string', minLength: 1, maxLength: 200 },
-      account_number: { type: 'string', minLength: 1, maxLength: 64 },
+      ...railPartyProperties,
       recipient_type: { type: 'string', enum: ['individual', 'business'] },
       first_name: { type: 'string', minLength: 1, maxLength: 100 },
       last_name: { type: 'string', minLength: 1, maxLength: 100 },

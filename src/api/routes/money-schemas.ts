@@ -19,6 +19,19 @@ export const QuotePricing = {
   },
 };
 
+/** What a Payin and a Payout both answer (each adds its own party: `source`, or `recipient`). */
+const paymentProperties = {
+  id: ref('Uuid'), merchant_id: ref('Uuid'), customer_id: ref('Uuid'), quote_id: ref('Uuid'),
+  status: { type: 'string', enum: ['created', 'pending', 'completed', 'failed'] },
+  provider_reference: { type: ['string', 'null'] }, failure_reason: { type: ['string', 'null'] },
+  history: { type: 'array', items: ref('StatusHistoryEntry') },
+  send_amount: amount, send_currency: ref('Currency'), receive_amount: amount, receive_currency: ref('Currency'), total_fee: amount,
+  country_code: ref('CountryCode'), operator_code: { type: 'string' }, rail_type: ref('RailType'),
+  wallet_impact: ref('WalletImpact'), pricing: ref('QuotePricing'), metadata: ref('Metadata'),
+  created_at: ref('DateTime'), updated_at: ref('DateTime'), completed_at: nullable(ref('DateTime')), failed_at: nullable(ref('DateTime')),
+  _meta: ref('Meta'),
+};
+
 export const moneySchemas = {
   QuotePricing,
   Quote: {
@@ -54,15 +67,8 @@ export const moneySchemas = {
       'history lists each status with its reason (failures carry the provider\'s reason, e.g. INSUFFICIENT_FUNDS). ' +
       'The one-time password is never returned.',
     properties: {
-      id: ref('Uuid'), merchant_id: ref('Uuid'), customer_id: ref('Uuid'), quote_id: ref('Uuid'),
-      status: { type: 'string', enum: ['created', 'pending', 'completed', 'failed'] },
-      provider_reference: { type: ['string', 'null'] }, failure_reason: { type: ['string', 'null'] },
-      history: { type: 'array', items: ref('StatusHistoryEntry') },
-      send_amount: amount, send_currency: ref('Currency'), receive_amount: amount, receive_currency: ref('Currency'), total_fee: amount,
-      country_code: ref('CountryCode'), operator_code: { type: 'string' }, rail_type: ref('RailType'),
-      wallet_impact: ref('WalletImpact'), pricing: ref('QuotePricing'), source: ref('RailParty'), metadata: ref('Metadata'),
-      created_at: ref('DateTime'), updated_at: ref('DateTime'), completed_at: nullable(ref('DateTime')), failed_at: nullable(ref('DateTime')),
-      _meta: ref('Meta'),
+      ...paymentProperties,
+      source: ref('RailParty'),
     },
   },
   Payout: {
@@ -72,16 +78,8 @@ export const moneySchemas = {
       'debited when the payout completes, or released if it fails; the recipient receives receive_amount = send_amount − ' +
       'total_fee. Status and history as for payins.',
     properties: {
-      id: ref('Uuid'), merchant_id: ref('Uuid'), customer_id: ref('Uuid'), quote_id: ref('Uuid'),
-      status: { type: 'string', enum: ['created', 'pending', 'completed', 'failed'] },
-      provider_reference: { type: ['string', 'null'] }, failure_reason: { type: ['string', 'null'] },
-      history: { type: 'array', items: ref('StatusHistoryEntry') },
-      send_amount: amount, send_currency: ref('Currency'), receive_amount: amount, receive_currency: ref('Currency'), total_fee: amount,
-      country_code: ref('CountryCode'), operator_code: { type: 'string' }, rail_type: ref('RailType'),
-      wallet_impact: ref('WalletImpact'), pricing: ref('QuotePricing'), recipient: ref('Recipient'),
-      payment_reason_text: { type: 'string' }, metadata: ref('Metadata'),
-      created_at: ref('DateTime'), updated_at: ref('DateTime'), completed_at: nullable(ref('DateTime')), failed_at: nullable(ref('DateTime')),
-      _meta: ref('Meta'),
+      ...paymentProperties,
+      recipient: ref('Recipient'), payment_reason_text: { type: 'string' },
     },
   },
   Wallet: {

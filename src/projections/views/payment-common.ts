@@ -13,3 +13,52 @@ export const lifecycleFields = (s: PaymentLifecycle) => ({
   failure_reason: s.failure_reason,
   history: s.history.map((h) => ({ status: h.status, reason: h.reason, created_at: h.created_at })),
 });
+
+/** What a payin's and a payout's creation both record (the rest is the flow's own party). */
+export interface PaymentCreatedCommon {
+  merchant_id: string;
+  customer_id: string;
+  quote_id: string;
+  send_amount: string;
+  send_currency: string;
+  receive_amount: string;
+  receive_currency: string;
+  total_fee: string;
+  country_code: string;
+  operator_code: string;
+  rail_type: string;
+  pricing: unknown;
+  wallet_impact: WalletImpact;
+  metadata: Record<string, string>;
+  at: string;
+}
+
+/**
+ * A payment's API JSON: the fields payins and payouts share, with the flow's own fields (`source`;
+ * `recipient` and `payment_reason_text`) after `pricing`, where each has always answered them.
+ */
+export function renderPayment(id: string, c: PaymentCreatedCommon, s: PaymentLifecycle, own: Record<string, unknown>): Record<string, unknown> {
+  return {
+    id,
+    merchant_id: c.merchant_id,
+    customer_id: c.customer_id,
+    quote_id: c.quote_id,
+    ...lifecycleFields(s),
+    send_amount: c.send_amount,
+    send_currency: c.send_currency,
+    receive_amount: c.receive_amount,
+    receive_currency: c.receive_currency,
+    total_fee: c.total_fee,
+    country_code: c.country_code,
+    operator_code: c.operator_code,
+    rail_type: c.rail_type,
+    wallet_impact: impactOf(c.wallet_impact, s),
+    pricing: c.pricing,
+    ...own,
+    metadata: c.metadata,
+    created_at: c.at,
+    updated_at: s.updated_at,
+    completed_at: s.completed_at,
+    failed_at: s.failed_at,
+  };
+}
