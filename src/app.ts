@@ -24,8 +24,10 @@ import { Scheduler } from './infra/scheduler.ts';
 import { Metrics } from './infra/metrics.ts';
 import { stateSources } from './ops/metrics-sources.ts';
 import { createHttpApp } from './api/server.ts';
+import { createHttpServer } from './api/http-server.ts';
 import { systemModule } from './api/routes/system.ts';
 import { apiModules, projections, workers } from './registry.ts';
+import { mountDashboard } from './dashboard/router.ts';
 import type { Services } from './services.ts';
 
 export interface AppOptions {
@@ -126,10 +128,11 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     // health-check it like an API process; the merchant and operator APIs are the api role's.
     let document: unknown;
     const modules = config.role === 'worker' ? [] : apiModules;
-    const { app, document: doc } = createHttpApp(services, [systemModule(() => document), ...modules]);
+    // The merchant dashboard (server-rendered pages at /dashboard) is the api role's too.
+    const extras = config.role === 'worker' ? [] : [mountDashboard(services)];
+    const { app, document: doc } = createHttpApp(services, [systemModule(() => document), ...modules], extras);
     document = doc;
-    server = http.createServer({ headersTimeout: 20_000, requestTimeout: 30_000, maxHeaderSize: 16 * 1024 }, app);
-    server.keepAliveTimeout = 5_000;
+    server = createHttpServer(app, { headersTimeoutMs: config.httpHeadersTimeoutMs, requestTimeoutMs: config.httpRequestTimeoutMs });
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);
       server!.listen(opts.port ?? config.port, config.host, () => resolve());

@@ -1,6 +1,7 @@
 // Configuration is read once from the environment, validated, typed, and passed in.
 // Nothing below src/ reads process.env except this file.
 import path from 'node:path';
+import { parseCrashSpec } from './infra/crash-points.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -30,10 +31,19 @@ export interface Config {
   /** Failed authentications allowed per key and per client address in one window. */
   authFailuresPerWindow: number;
   authFailureWindowSeconds: number;
+  /** A client must have sent a request's headers within this (slowloris); then the whole request within httpRequestTimeoutMs. */
+  httpHeadersTimeoutMs: number;
+  httpRequestTimeoutMs: number;
   /** How long NATS waits for a consumer's outcome before redelivering to another process. */
   busAckWaitMs: number;
   /** How long a claimed job is held before another process may take it over (its process died). */
   jobLeaseMs: number;
+  /** Dashboard session cookie `Secure` (and `__Host-` name): 'auto' = when the request came over https. */
+  dashboardCookieSecure: 'auto' | 'always' | 'never';
+  /** A dashboard session ends after this long without a request. */
+  dashboardSessionIdleMinutes: number;
+  /** TEST ONLY (`CRASH_AT`): crash points armed by the crash-consistency suite (infra/crash-points.ts). */
+  crashAt: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -61,6 +71,24 @@ function schedule(raw: string | undefined): number[] {
     throw new ConfigError('WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds');
   }
   return parts.map(Number);
+}
+
+function crashSpec(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  try {
+    parseCrashSpec(raw);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  return raw;
+}
+
+function cookieSecure(raw: string | undefined): Config['dashboardCookieSecure'] {
+  const value = (raw ?? '').toLowerCase();
+  if (value === '' || value === 'auto') return 'auto';
+  if (value === 'true' || value === 'always') return 'always';
+  if (value === 'false' || value === 'never') return 'never';
+  throw new ConfigError('DASHBOARD_COOKIE_SECURE must be auto, true or false');
 }
 
 function roleFrom(argv: string[]): Role {
@@ -98,7 +126,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 200, 1),
     authFailuresPerWindow: int(env, 'AUTH_FAILURES_PER_WINDOW', 20, 1),
     authFailureWindowSeconds: int(env, 'AUTH_FAILURE_WINDOW_SECONDS', 60, 1),
+    httpHeadersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 20_000, 100),
+    httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100),
     busAckWaitMs: int(env, 'BUS_ACK_WAIT_MS', 30_000, 1000),
     jobLeaseMs: int(env, 'JOB_LEASE_MS', 60_000, 1000),
+    dashboardCookieSecure: cookieSecure(env.DASHBOARD_COOKIE_SECURE),
+    dashboardSessionIdleMinutes: int(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 720, 1),
+    crashAt: crashSpec(env.CRASH_AT),
   };
 }

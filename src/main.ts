@@ -3,6 +3,7 @@
 import { loadConfig, ConfigError } from './config.ts';
 import { createLogger } from './infra/log.ts';
 import { startApp } from './app.ts';
+import { armCrashPoints } from './infra/crash-points.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -16,6 +17,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
+  armCrashPoints(config.crashAt); // test only: a no-op unless CRASH_AT is set
+  if (config.crashAt) log.warn({ crash_at: config.crashAt }, 'crash points armed (CRASH_AT, test only)');
   const app = await startApp({ config, log });
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -26,6 +26,7 @@ import { kycModule } from './api/routes/kyc.ts';
 import { kycProjection } from './projections/kyc.ts';
 import { kycReviewWorker } from './workers/kyc-review.ts';
 import { idempotencyPurge } from './workers/idempotency-purge.ts';
+import { dashboardUsersModule } from './api/routes/dashboard-users.ts';
 
 export const apiModules: ApiModule[] = [
   adminMerchants,
@@ -41,6 +42,7 @@ export const apiModules: ApiModule[] = [
   transfersModule,
   historyModule,
   operationsModule,
+  dashboardUsersModule,
 ];
 
 export const projections: Projection[] = [

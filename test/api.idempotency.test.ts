@@ -142,6 +142,10 @@ t.test('20 concurrent identical requests: one customer, 201 or 409 in progress, 
   }
   t.equal(created.filter((a) => a.body._meta.idempotency_replayed === false).length, 1, 'exactly one ran');
   for (const a of created) t.same(withoutMeta(a.body), withoutMeta(created[0]!.body), 'every 2xx body is the same');
+  // Byte for byte: the served text with only `_meta` (first run or replay) taken out.
+  const bytes = created.map((a) => JSON.stringify(withoutMeta(JSON.parse(a.text))));
+  t.equal(new Set(bytes).size, 1, 'every 2xx body is byte-identical apart from _meta');
+  t.comment(`races: 20 concurrent identical requests: ${created.length} 2xx (${new Set(bytes).size} distinct body), ${answers.length - created.length} idempotency_in_progress, effects=${await customerCount(m)}`);
   t.equal(await customerCount(m), 1, 'exactly one customer');
   const after = await post(m, person(), 'concurrent-1');
   t.equal(after.body.id, created[0]!.body.id, 'a later retry replays it');

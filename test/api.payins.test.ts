@@ -134,6 +134,7 @@ t.test('10 concurrent payins on one quote with different keys: exactly one 201',
   const created = answers.filter((a) => a.status === 201);
   t.equal(created.length, 1, 'one payin');
   t.same(answers.filter((a) => a.status !== 201).map((a) => a.body.error.code), Array(9).fill('quote_not_active'));
+  t.comment(`races: 10 concurrent payins on one quote: ${created.length} created, ${answers.length - created.length} quote_not_active`);
   const list = await h.as(m, 'GET', '/payins');
   t.equal(list.body.data.length, 1);
   t.match((await h.as(m, 'GET', `/quotes/${q.id}`)).body, { status: 'consumed', consumed_by: { type: 'payin', id: created[0]!.body.id } });

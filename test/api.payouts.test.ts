@@ -132,6 +132,7 @@ t.test(`20 concurrent payouts against a balance covering 7: exactly 7 succeed ($
   }
   t.equal(balance, 500n);
   t.equal(lowest, 0n, 'available never below zero');
+  t.comment(`races: 20 concurrent payouts on a wallet of 7x (${dbLabel}): ${ok.length} succeeded, ${answers.length - ok.length} insufficient_balance, overdraft=${-lowest}`);
   const consumed = await s.knex('quotes').where({ merchant_id: m.merchantId, status: 'consumed' }).count<{ count: string }[]>('* as count');
   t.equal(Number(consumed[0]!.count), 7, 'only the successful payouts consumed their quotes');
 });

@@ -61,6 +61,7 @@ t.test('concurrent relaunches with different Idempotency-Keys: one wins, one res
   const current = (await getTransfer(h, m, created.id)).body;
   t.equal(current.execution.disbursements.length, 2);
   t.match((await walletsOf(h, m)).XOF, { available: '90200', reserved: '9800' }, 'still one reservation');
+  t.comment(`races: ${N} concurrent relaunches: ${won.length} succeeded, ${lost.length} relaunch_not_allowed, new attempts=${events.filter((e) => e.type === 'transfer.payout.started').length - 1}`);
 });
 
 t.test('execution, pricing, total_fee and wallet_impact of a completed transfer', async (t) => {

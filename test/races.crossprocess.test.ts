@@ -51,6 +51,8 @@ async function races(h: TestApp, secondUrl: string): Promise<void> {
     t.equal(answers.filter((a) => a.status === 201).length, 7, 'exactly 7 succeed');
     t.equal(answers.filter((a) => a.status === 400 && a.body.error.code === 'insufficient_balance').length, 13, 'the rest are refused');
     t.match(await wallet(h, m, 'XOF'), { available: '500', reserved: '7000' }, 'nothing overdrawn');
+    const w = await wallet(h, m, 'XOF');
+    t.comment(`races: 20 concurrent payouts through 2 instances on a wallet of 7x: ${answers.filter((a) => a.status === 201).length} succeeded, ${answers.filter((a) => a.status === 400).length} insufficient_balance, 5xx=${answers.filter((a) => a.status >= 500).length}, available=${w.available}`);
   });
 
   t.test('one quote, ten payins through two instances: exactly one', async (t) => {
@@ -62,5 +64,6 @@ async function races(h: TestApp, secondUrl: string): Promise<void> {
     t.same(answers.filter((a) => a.status >= 500).map((a) => a.text), [], 'no 5xx');
     t.equal(answers.filter((a) => a.status === 201).length, 1, 'one payin');
     t.ok(answers.filter((a) => a.status !== 201).every((a) => a.status === 400 && a.body.error.code === 'quote_not_active'), 'the others: quote_not_active');
+    t.comment(`races: 10 payins on one quote through 2 instances: ${answers.filter((a) => a.status === 201).length} created, ${answers.filter((a) => a.status === 400).length} quote_not_active`);
   });
 }

@@ -27,6 +27,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
+  service_unavailable: 503,
 };
 
 export interface ErrorBody {

@@ -12,6 +12,8 @@ import { compileValidators, describeErrors } from './validation.ts';
 import { requestHash, validKey } from '../commands/idempotency.ts';
 import { DOCS_INIT_JS, swaggerUiDir } from './routes/system.ts';
 import { FailureWindow, TokenBuckets } from './rate-limit.ts';
+import { unstorableField } from './storable-text.ts';
+import { isDependencyUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from './unavailable.ts';
 
 class RateLimited extends Error {
   constructor(readonly retryAfterSeconds: number, message: string) {
@@ -77,13 +79,20 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      // The full path (a router mounted at /dashboard sees only its part in req.path), never the query.
       services.log.info({
-        request_id: id, method: req.method, path: req.path, status: res.statusCode, duration_ms: durationMs,
+        request_id: id, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, duration_ms: durationMs,
       }, 'request');
       // By the OpenAPI path template the request matched (never the concrete path: bounded labels).
       const route = typeof res.locals.route === 'string' ? res.locals.route : req.path.startsWith('/docs/') ? '/docs/*' : 'unmatched';
       services.metrics.observeRequest(req.method, route, res.statusCode, durationMs / 1000);
     });
+    next();
+  });
+
+  // HTTP/1.1 requires Host (RFC 9112 §3.2); the HTTP server leaves the refusal to us (http-server.ts).
+  app.use((req, res, next) => {
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) return sendError(res, 'bad_request', 'HTTP/1.1 requests need a Host header');
     next();
   });
 
@@ -142,11 +151,15 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
       }
     }
     const params = { ...req.params } as Record<string, string>;
-    if (v.params && !v.params(params)) {
+    if ((v.params && !v.params(params)) || unstorableField(params) !== undefined) {
       // A malformed id in a path names nothing: the same 404 as an unknown one.
       throw new DomainError('not_found', 'Resource not found');
     }
     const query = { ...(req.query as Record<string, unknown>) };
+    const badQuery = unstorableField(query);
+    if (badQuery !== undefined) {
+      throw new DomainError('bad_request', 'Invalid query parameters', [{ field: `query.${badQuery}`, message: 'must not contain NUL or unpaired surrogates' }]);
+    }
     if (v.query && !v.query(query)) {
       throw new DomainError('bad_request', 'Invalid query parameters', describeErrors(v.query.errors, 'query.'));
     }
@@ -163,6 +176,10 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
     const body = req.body === undefined ? {} : req.body;
     if (jsonDepth(body) > MAX_JSON_DEPTH) {
       throw new DomainError('bad_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
+    const badField = unstorableField(body);
+    if (badField !== undefined) {
+      throw new DomainError('bad_request', 'The request body is invalid', [{ field: badField, message: 'must not contain NUL or unpaired surrogates' }]);
     }
     if (v.body && !v.body(body)) {
       throw new DomainError('bad_request', 'The request body is invalid', describeErrors(v.body.errors));
@@ -221,6 +238,11 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
     if (e?.type === 'entity.parse.failed') return sendError(res, 'bad_request', 'The request body is not valid JSON');
     if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return sendError(res, 'unsupported_media_type', 'Unsupported body encoding');
     if (e?.status && e.status >= 400 && e.status < 500) return sendError(res, 'bad_request', 'Bad request');
+    if (isDependencyUnavailable(err)) {
+      services.log.warn({ err, request_id: res.getHeader('X-Request-Id') }, 'dependency unavailable');
+      res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+      return sendError(res, 'service_unavailable', 'The service is briefly unavailable; retry the same request');
+    }
     services.log.error({ err, request_id: res.getHeader('X-Request-Id') }, 'unhandled error');
     if (err instanceof InvariantViolation) {
       // Corrupt money must not be served: stop loudly after answering.

@@ -18,6 +18,11 @@ export interface OperationValidator {
 function makeAjv(document: OpenApiDocument, coerce: boolean): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: false, coerceTypes: coerce ? true : false, useDefaults: coerce });
   addFormats(ajv);
+  // RFC 3339 admits a leap second (23:59:60) that JavaScript dates cannot hold: a value the
+  // handlers could not turn into a Date was a 500. A date-time must also be a real instant.
+  const rfc3339 = ajv.formats['date-time'] as { validate: (s: string) => boolean } | ((s: string) => boolean);
+  const syntax = typeof rfc3339 === 'function' ? rfc3339 : rfc3339.validate;
+  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => syntax(s) && Number.isFinite(Date.parse(s)) });
   ajv.addSchema({ $id: 'openapi', components: document.components }, 'openapi');
   return ajv;
 }

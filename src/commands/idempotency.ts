@@ -108,7 +108,7 @@ export class IdempotencyStore {
 
   async complete(merchantId: string, key: string, status: number, body: unknown): Promise<void> {
     await this.knex.raw(
-      `UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_body = ?::jsonb
+      `UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_body = ?::json
        WHERE merchant_id = ? AND key = ?`,
       [status, JSON.stringify(body), merchantId, key],
     );

@@ -7,4 +7,5 @@ export const streams = {
   payout: (id: string) => `payout-${id}`,
   transfer: (id: string) => `transfer-${id}`,
   wallet: (merchantId: string, currency: string) => `wallet-${merchantId}-${currency}`,
+  webhookTest: (id: string) => `webhook_test-${id}`,
 };

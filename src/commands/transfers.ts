@@ -231,6 +231,8 @@ export interface Relaunch {
   merchantId: string;
   payoutAmount: string | undefined;
   recipient: Recipient | undefined;
+  /** The request's idempotency claim id: a retry of a relaunch that was appended answers it, not a refusal. */
+  relaunchId: string | undefined;
 }
 
 /** POST /transfers/{id}/relaunch-payout: a new disbursement attempt with the amount held again. */
@@ -250,7 +252,10 @@ export async function relaunchPayout(s: Services, c: Relaunch, meta: EventMetada
   const { result, append } = await s.aggregates.transact([transferStream, walletStream], async () => {
     const at = s.clock.now().toISOString();
     const transfer = await s.aggregates.load(transferStream, T.transferDecider);
-    const events = T.relaunchPayout(transfer.state, { ...(amount ? { payoutAmount: amount } : {}), ...(recipient ? { recipient } : {}), at });
+    const events = T.relaunchPayout(transfer.state, {
+      ...(amount ? { payoutAmount: amount } : {}), ...(recipient ? { recipient } : {}), ...(c.relaunchId ? { relaunchId: c.relaunchId } : {}), at,
+    });
+    if (events.length === 0) return { appends: [], result: transfer.state }; // this request's relaunch, done before
     const started = events.find((e) => e.type === 'transfer.payout.started') as Extract<T.TransferEvent, { type: 'transfer.payout.started' }>;
     const wallet = await s.aggregates.load(walletStream, W.walletDecider);
     const held = W.hold(wallet.state, {

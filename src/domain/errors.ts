@@ -25,7 +25,9 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
-  | 'internal_error';
+  | 'internal_error'
+  /** A database or bus is briefly unreachable (503 with Retry-After): retry the same request. */
+  | 'service_unavailable';
 
 export interface ErrorDetail {
   field: string;

@@ -28,6 +28,8 @@ export interface PayoutAttempt {
   started_at: string;
   completed_at: string | null;
   failed_at: string | null;
+  /** The relaunch request that started this attempt (its idempotency claim's id); null for attempt 1. */
+  relaunch_id: string | null;
 }
 
 export interface TransferCreated {
@@ -64,7 +66,7 @@ export type TransferEvent =
   | DomainEvent<'transfer.collection_submitted', { provider_reference: string; at: string }>
   | DomainEvent<'transfer.payin.completed', { provider_reference: string | null; at: string }>
   | DomainEvent<'transfer.payin.failed', { reason: string; at: string }>
-  | DomainEvent<'transfer.payout.started', { attempt: number; leg_reference: string; amount: string; currency: string; recipient: Recipient; at: string }>
+  | DomainEvent<'transfer.payout.started', { attempt: number; leg_reference: string; amount: string; currency: string; recipient: Recipient; at: string; relaunch_id?: string }>
   | DomainEvent<'transfer.payout.submitted', { attempt: number; provider_reference: string; at: string }>
   | DomainEvent<'transfer.payout.completed', { attempt: number; provider_reference: string | null; at: string }>
   | DomainEvent<'transfer.payout.failed', { attempt: number; reason: string; at: string }>
@@ -135,6 +137,7 @@ export const transferDecider = {
         const attempt: PayoutAttempt = {
           attempt: e.data.attempt, leg_reference: e.data.leg_reference, amount: e.data.amount, recipient: e.data.recipient,
           status: 'pending', provider_reference: null, failure_reason: null, started_at: e.data.at, completed_at: null, failed_at: null,
+          relaunch_id: e.data.relaunch_id ?? null,
         };
         return withStatus({ ...s, payout_status: 'pending', attempts: [...s.attempts, attempt] }, 'disbursing', e.data.attempt > 1 ? 'payout relaunched' : null, e.data.at);
       }
@@ -242,9 +245,11 @@ export function payoutSettled(
 /** Relaunch a failed disbursement (CONTRACT.md §5): never collects again. */
 export function relaunchPayout(
   s: TransferState,
-  c: { payoutAmount?: string; recipient?: Recipient; at: string },
+  c: { payoutAmount?: string; recipient?: Recipient; at: string; relaunchId?: string },
 ): TransferEvent[] {
   if (!s.exists) refuse('not_found', 'Transfer not found');
+  // The same request again (a retry after the process died before answering): already done.
+  if (c.relaunchId !== undefined && s.attempts.some((a) => a.relaunch_id === c.relaunchId)) return [];
   if (!(s.status === 'failed' && s.payin_status === 'completed' && s.payout_status === 'failed')) {
     refuse('relaunch_not_allowed', 'A payout can be relaunched only when the transfer failed after its collection completed and its payout failed');
   }
@@ -255,6 +260,7 @@ export function relaunchPayout(
     data: {
       attempt, leg_reference: payoutReference(s.created!.transfer_id, attempt),
       amount: c.payoutAmount ?? last.amount, currency: s.created!.payout_currency, recipient: c.recipient ?? last.recipient, at: c.at,
+      ...(c.relaunchId !== undefined ? { relaunch_id: c.relaunchId } : {}),
     },
   }];
 }

@@ -81,7 +81,13 @@ export class Scheduler {
        ON CONFLICT (kind, key) ${conflict}`,
       [kind, key, JSON.stringify(payload), dueAt, this.clock.now()],
     );
-    if (this.started && this.kinds.has(kind)) this.wake(kind, dueAt.getTime() - this.clock.now().getTime());
+    if (!this.started || !this.kinds.has(kind)) return;
+    const wakeNow = () => this.wake(kind, dueAt.getTime() - this.clock.now().getTime());
+    // Scheduled inside a transaction: a poll now would not see the job yet (and then sleep a whole
+    // poll interval), so wake once the transaction has committed.
+    const tx = opts.tx as Knex.Transaction | undefined;
+    if (tx?.isTransaction && tx.executionPromise) void tx.executionPromise.then(wakeNow, () => undefined);
+    else wakeNow();
   }
 
   async cancel(kind: string, key: string): Promise<void> {

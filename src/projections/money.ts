@@ -56,16 +56,45 @@ const payoutModel: StreamModel<PayoutState, PayoutEvent> = {
   }),
 };
 
-export async function applyToStream<S, E extends DomainEvent>(tx: Knex.Transaction, m: StreamModel<S, E>, r: RecordedEvent): Promise<void> {
-  const id = r.streamId.slice(m.prefix.length);
-  const row = (await tx(m.table).where({ id }).first('version', 'events')) as { version: number; events: E[] } | undefined;
-  const have = row?.version ?? 0;
-  if (r.version <= have) return; // already applied
-  invariant(r.version === have + 1, `${m.table} ${id}: event ${r.version} after ${have}`);
-  const events = [...(row?.events ?? []), { type: r.type, data: r.data } as unknown as E];
-  const cols = { ...m.columns(fold(m.decider, events)), version: r.version, events: JSON.stringify(events) };
-  if (row) await tx(m.table).where({ id }).update(cols);
-  else await tx(m.table).insert({ id, ...cols });
+/** Rows per multi-row INSERT (PostgreSQL takes at most 65,535 parameters per statement). */
+const ROWS_PER_INSERT = 500;
+
+async function insertChunked(tx: Knex.Transaction, rows: Array<Record<string, unknown>>, write: (chunk: Array<Record<string, unknown>>) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await write(rows.slice(i, i + ROWS_PER_INSERT));
+}
+
+/**
+ * Applies a batch's events of one model's streams: one read of the rows they touch and one upsert
+ * of the rows that changed, whatever the batch size (a query per event would make the projector,
+ * which read-your-writes waits on, the bottleneck of every create under load).
+ */
+export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transaction, m: StreamModel<S, E>, batch: RecordedEvent[]): Promise<void> {
+  const byId = new Map<string, RecordedEvent[]>();
+  for (const r of batch) {
+    if (!r.streamId.startsWith(m.prefix)) continue;
+    const id = r.streamId.slice(m.prefix.length);
+    const list = byId.get(id);
+    if (list) list.push(r);
+    else byId.set(id, [r]);
+  }
+  if (byId.size === 0) return;
+  const found = (await tx(m.table).whereIn('id', [...byId.keys()]).select('id', 'version', 'events')) as Array<{ id: string; version: number; events: E[] }>;
+  const rows = new Map(found.map((row) => [row.id, row]));
+  const changed: Array<Record<string, unknown>> = [];
+  for (const [id, records] of byId) {
+    const row = rows.get(id);
+    let have = row?.version ?? 0;
+    const events = [...(row?.events ?? [])];
+    for (const r of records) {
+      if (r.version <= have) continue; // already applied
+      invariant(r.version === have + 1, `${m.table} ${id}: event ${r.version} after ${have}`);
+      events.push({ type: r.type, data: r.data } as unknown as E);
+      have = r.version;
+    }
+    if (have === (row?.version ?? 0)) continue;
+    changed.push({ id, ...m.columns(fold(m.decider, events)), version: have, events: JSON.stringify(events) });
+  }
+  await insertChunked(tx, changed, (chunk) => tx(m.table).insert(chunk).onConflict('id').merge());
 }
 
 /** The kind of movement and the id it is idempotent by. */
@@ -80,35 +109,45 @@ function movementOf(e: WalletEvent): { movement: string; id: string } {
   }
 }
 
-async function applyToWallet(tx: Knex.Transaction, r: RecordedEvent): Promise<void> {
-  const e = { type: r.type, data: r.data } as unknown as WalletEvent;
-  const kind = movementOf(e);
-  const d = e.data;
-  // Balances as the event states them (after its postings): a replay rewrites the same values.
+async function applyToWallets(tx: Knex.Transaction, batch: RecordedEvent[]): Promise<void> {
+  // Balances as the newest event of each wallet in the batch states them (after its postings):
+  // a replay rewrites the same values, and an older event never overwrites a newer one.
+  const newest = new Map<string, { r: RecordedEvent; d: WalletEvent['data'] }>();
+  const ledger: Array<Record<string, unknown>> = [];
+  for (const r of batch) {
+    if (!r.streamId.startsWith('wallet-')) continue;
+    const e = { type: r.type, data: r.data } as unknown as WalletEvent;
+    const kind = movementOf(e);
+    const d = e.data;
+    const key = `${d.merchant_id}/${d.currency}`;
+    const before = newest.get(key);
+    if (!before || before.r.version < r.version) newest.set(key, { r, d });
+    d.postings.forEach((p, i) => ledger.push({
+      event_id: r.id, posting_index: i, global_position: r.position.toString(), merchant_id: d.merchant_id, currency: d.currency,
+      movement: kind.movement, movement_id: kind.id, reference_type: d.reference.type, reference_id: d.reference.id,
+      account: p.account, side: p.side, amount: p.amount, created_at: d.at,
+    }));
+  }
+  if (newest.size === 0) return;
+  const wallets = [...newest.values()];
   await tx.raw(
-    `INSERT INTO wallets (merchant_id, currency, available, reserved, version, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+    `INSERT INTO wallets (merchant_id, currency, available, reserved, version, updated_at) VALUES ${wallets.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
      ON CONFLICT (merchant_id, currency) DO UPDATE SET available = excluded.available, reserved = excluded.reserved,
        version = excluded.version, updated_at = excluded.updated_at
      WHERE wallets.version < excluded.version`,
-    [d.merchant_id, d.currency, d.balances.available, d.balances.reserved, r.version, d.at],
+    wallets.flatMap(({ r, d }) => [d.merchant_id, d.currency, d.balances.available, d.balances.reserved, r.version, d.at]),
   );
-  const rows = d.postings.map((p, i) => ({
-    event_id: r.id, posting_index: i, global_position: r.position.toString(), merchant_id: d.merchant_id, currency: d.currency,
-    movement: kind.movement, movement_id: kind.id, reference_type: d.reference.type, reference_id: d.reference.id,
-    account: p.account, side: p.side, amount: p.amount, created_at: d.at,
-  }));
-  if (rows.length > 0) await tx('ledger_entries').insert(rows).onConflict(['event_id', 'posting_index']).ignore();
+  await insertChunked(tx, ledger, (chunk) => tx('ledger_entries').insert(chunk).onConflict(['event_id', 'posting_index']).ignore());
 }
 
 export const moneyProjection: Projection = {
   name: 'money',
   tables: ['quotes', 'payins', 'payouts', 'wallets', 'ledger_entries'],
   async apply(tx, events) {
-    for (const e of events) {
-      if (e.streamId.startsWith('quote-')) await applyToStream(tx, quoteModel, e);
-      else if (e.streamId.startsWith('payin-')) await applyToStream(tx, payinModel, e);
-      else if (e.streamId.startsWith('payout-')) await applyToStream(tx, payoutModel, e);
-      else if (e.streamId.startsWith('wallet-')) await applyToWallet(tx, e);
-    }
+    // The tables are independent of one another: each is written once per batch.
+    await applyToStreams(tx, quoteModel, events);
+    await applyToStreams(tx, payinModel, events);
+    await applyToStreams(tx, payoutModel, events);
+    await applyToWallets(tx, events);
   },
 };

@@ -52,8 +52,10 @@ export async function createShadow(knex: Knex, projection: Projection, purpose: 
   // One statement per call (PGlite runs a raw query as a single prepared statement).
   await knex.raw(`DROP SCHEMA IF EXISTS ${ident(schema)} CASCADE`);
   await knex.raw(`CREATE SCHEMA ${ident(schema)}`);
+  // Unlogged: a shadow is scratch (a crash loses the run anyway, see ShadowTakenOver), so its
+  // rows are not written to the WAL twice (once here, once when swapped into the live tables).
   for (const t of projection.tables) {
-    await knex.raw(`CREATE TABLE ${ident(schema)}.${ident(t)} (LIKE ${ident(live)}.${ident(t)} INCLUDING ALL)`);
+    await knex.raw(`CREATE UNLOGGED TABLE ${ident(schema)}.${ident(t)} (LIKE ${ident(live)}.${ident(t)} INCLUDING ALL)`);
   }
   await knex.raw(`CREATE TABLE ${ident(schema)}.${ident(STATE_TABLE)} (run_id text NOT NULL, position bigint NOT NULL)`);
   await knex.raw(`INSERT INTO ${ident(schema)}.${ident(STATE_TABLE)} (run_id, position) VALUES (?, 0)`, [runId]);
@@ -118,11 +120,19 @@ export async function applyToShadow(knex: Knex, shadow: Shadow, events: Recorded
 export async function catchUp(knex: Knex, store: EventStore, shadow: Shadow, upTo: bigint | undefined, batchSize: number,
   onBatch: (events: number) => void = () => undefined): Promise<number> {
   let applied = 0;
+  // The next batch is read while this one is applied (a read on another connection; on PGlite it
+  // simply waits for the batch's transaction to end).
+  let next: Promise<RecordedEvent[]> | undefined = store.readAll(shadow.position, batchSize);
   for (;;) {
     if (upTo !== undefined && shadow.position >= upTo) break;
-    const read = await store.readAll(shadow.position, batchSize);
+    const read: RecordedEvent[] = await (next ?? store.readAll(shadow.position, batchSize));
+    next = undefined;
     const batch = upTo === undefined ? read : read.filter((e) => e.position <= upTo);
     if (batch.length === 0) break;
+    if (batch.length === read.length) {
+      next = store.readAll(batch[batch.length - 1]!.position, batchSize);
+      next.catch(() => undefined); // a failed prefetch surfaces when awaited, not as an unhandled rejection
+    }
     await applyToShadow(knex, shadow, batch);
     applied += batch.length;
     onBatch(batch.length);

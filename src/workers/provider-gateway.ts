@@ -29,6 +29,7 @@ import type { ProviderStatus } from '../infra/providers/types.ts';
 import { subjectOf, type ForwardedEvent } from './event-forwarder.ts';
 import { legOwners } from './leg-owners.ts';
 import { neverGiveUp } from './never-give-up.ts';
+import { crashPoint } from '../infra/crash-points.ts';
 import type { LegOwner, LegRequest } from './legs.ts';
 
 export const GATEWAY = 'provider-gateway';
@@ -93,6 +94,7 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
     reference: leg.reference, kind: leg.kind, operatorCode: leg.operatorCode, phone: leg.phone,
     amount: leg.amount, currency: leg.currency, otp,
   }));
+  crashPoint('after-provider-call');
   // The provider has the OTP now (or the leg was started before): it has no further use here.
   if (leg.otp) await vault.discard(leg.reference);
   await s.knex('provider_legs').where({ reference: leg.reference }).update({ provider_reference: status.providerReference });

@@ -72,7 +72,7 @@ async function readMerchant(ctx: Ctx, id: string) {
   };
 }
 
-function keyView(k: { keyId: string; apiKey: string; status: string; createdAt: string; expiresAt: string | null }, now: Date) {
+export function keyView(k: { keyId: string; apiKey: string; status: string; createdAt: string; expiresAt: string | null }, now: Date) {
   const expired = k.expiresAt !== null && Date.parse(k.expiresAt) <= now.getTime();
   return { id: k.keyId, api_key: k.apiKey, status: k.status === 'active' && expired ? 'expired' : k.status, created_at: k.createdAt, expires_at: k.expiresAt };
 }

@@ -167,7 +167,7 @@ export const transfersModule: ApiModule = {
     relaunchTransferPayout: async (ctx) => {
       const state = await relaunchPayout(ctx.services, {
         transferId: ctx.params.transfer_id!, merchantId: ctx.merchantId,
-        payoutAmount: ctx.body.payout_amount, recipient: ctx.body.recipient,
+        payoutAmount: ctx.body.payout_amount, recipient: ctx.body.recipient, relaunchId: ctx.idempotency?.resourceId,
       }, meta(ctx));
       return { status: 200, body: renderTransfer(state) };
     },

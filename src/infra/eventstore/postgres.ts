@@ -33,6 +33,7 @@ import {
   type Subscription,
 } from './types.ts';
 import { pollingSubscription, Wakeup } from './polling-subscription.ts';
+import { crashPoint } from '../crash-points.ts';
 
 export const APPEND_LOCK_KEY = 7_201_410_001; // arbitrary, fixed: the global append lock
 const MAX_BATCH_APPENDS = 256;
@@ -69,6 +70,80 @@ function toRecorded(row: Row): RecordedEvent {
   };
 }
 
+const VERSIONS_SQL = 'SELECT stream_id, version FROM streams WHERE stream_id = ANY($1::text[])';
+// One statement: the events, the streams' new versions and (PostgreSQL) the wake-up for other
+// processes' readers; it runs after the append lock is held, in the lock's transaction.
+const INSERT_SQL = `WITH inserted AS (
+    INSERT INTO events (stream_id, stream_version, event_id, type, data, metadata, created_at)
+    SELECT * FROM unnest($1::text[], $2::int[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])
+    RETURNING global_position, stream_id, stream_version, event_id, type, data, metadata, created_at
+  ), moved AS (
+    INSERT INTO streams (stream_id, version) SELECT * FROM unnest($8::text[], $9::int[])
+    ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version
+  ), notified AS (
+    SELECT pg_notify(channel, (SELECT max(global_position) FROM inserted)::text)
+    FROM (SELECT $10::text AS channel) c WHERE channel IS NOT NULL
+  )
+  SELECT inserted.* FROM inserted LEFT JOIN notified ON true ORDER BY global_position`;
+
+interface BatchPlan {
+  outcomes: Array<{ ok: true; eventIds: string[]; versions: Record<string, number> } | Error>;
+  cols: { stream: string[]; version: number[]; id: string[]; type: string[]; data: string[]; meta: string[]; at: string[] };
+  versions: Map<string, number>;
+}
+
+/** Each pending append's expected-version check against the locked versions, and the rows to insert. */
+function planBatch(batch: Pending[], versions: Map<string, number>, now: Date): BatchPlan {
+  const cols: BatchPlan['cols'] = { stream: [], version: [], id: [], type: [], data: [], meta: [], at: [] };
+  const outcomes: BatchPlan['outcomes'] = [];
+  const at = now.toISOString();
+  for (const p of batch) {
+    const failed = p.appends.find((a) => a.expectedVersion !== 'any' && a.expectedVersion !== versions.get(a.streamId));
+    if (failed) {
+      outcomes.push(new WrongExpectedVersion(failed.streamId, failed.expectedVersion, versions.get(failed.streamId)!));
+      continue;
+    }
+    const eventIds: string[] = [];
+    const newVersions: Record<string, number> = {};
+    for (const a of p.appends) {
+      let v = versions.get(a.streamId)!;
+      for (const e of a.events) {
+        v += 1;
+        const id = e.id ?? randomUUID();
+        eventIds.push(id);
+        cols.stream.push(a.streamId);
+        cols.version.push(v);
+        cols.id.push(id);
+        cols.type.push(e.type);
+        cols.data.push(JSON.stringify(e.data));
+        cols.meta.push(JSON.stringify(e.metadata ?? {}));
+        cols.at.push(at);
+      }
+      versions.set(a.streamId, v);
+      newVersions[a.streamId] = v;
+    }
+    outcomes.push({ ok: true, eventIds, versions: newVersions });
+  }
+  return { outcomes, cols, versions };
+}
+
+function insertValues(plan: BatchPlan, notifyChannel: string | null = null): unknown[] {
+  const { cols } = plan;
+  const touched = [...plan.versions.entries()];
+  return [cols.stream, cols.version, cols.id, cols.type, cols.data, cols.meta, cols.at,
+    touched.map(([s]) => s), touched.map(([, v]) => v), notifyChannel];
+}
+
+function finishBatch(plan: BatchPlan, rows: Row[]): Array<AppendResult | Error> {
+  const byId = new Map(rows.map((r) => [r.event_id, toRecorded(r)]));
+  return plan.outcomes.map((o) => {
+    if (o instanceof Error) return o;
+    const events = o.eventIds.map((id) => byId.get(id)!);
+    const position = events.reduce((m, e) => (e.position > m ? e.position : m), 0n);
+    return { position, versions: o.versions, events };
+  });
+}
+
 export class PostgresEventStore implements EventStore {
   readonly name: string;
   private queue: Pending[] = [];
@@ -76,12 +151,18 @@ export class PostgresEventStore implements EventStore {
   private readonly wakeup = new Wakeup();
   private listener: pg.Client | undefined;
   private closed = false;
+  /** PostgreSQL: the one connection appends use (they take turns under the append lock anyway). */
+  private readonly writer: pg.Pool | undefined;
 
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
   ) {
     this.name = db.kind;
+    if (db.kind === 'postgres' && db.url) {
+      this.writer = new pg.Pool({ connectionString: db.url, max: 1 });
+      this.writer.on('error', () => undefined); // an idle connection that dropped is replaced on next use
+    }
   }
 
   /** Listens for other processes' appends (PostgreSQL only; PGlite is single-process). */
@@ -116,9 +197,14 @@ export class PostgresEventStore implements EventStore {
     this.writing = true;
     try {
       while (this.queue.length > 0) {
+        // One turn of the event loop before taking the batch: the callers whose previous appends
+        // just resolved append again in their continuations, and join this batch instead of
+        // waiting behind a batch of one.
+        await new Promise<void>((r) => setImmediate(r));
         const batch = this.queue.splice(0, MAX_BATCH_APPENDS);
         try {
           const outcomes = await this.writeBatch(batch);
+          crashPoint('after-append', () => batch.flatMap((p) => p.appends.flatMap((a) => a.events.map((e) => e.type))));
           let head = 0n;
           batch.forEach((p, i) => {
             const o = outcomes[i]!;
@@ -139,74 +225,60 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async writeBatch(batch: Pending[]): Promise<Array<AppendResult | Error>> {
+    if (this.writer) return this.writeBatchOnWriter(this.writer, batch);
     return this.db.knex.transaction(async (tx) => {
       await tx.raw('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
-      const streamIds = [...new Set(batch.flatMap((p) => p.appends.map((a) => a.streamId)))];
-      const current = await tx.raw<{ rows: Array<{ stream_id: string; version: number }> }>(
-        'SELECT stream_id, version FROM streams WHERE stream_id = ANY(?::text[])',
-        [streamIds],
-      );
-      const versions = new Map<string, number>(streamIds.map((id) => [id, 0]));
-      for (const r of current.rows) versions.set(r.stream_id, r.version);
-
-      const now = this.clock.now();
-      const cols = {
-        stream: [] as string[], version: [] as number[], id: [] as string[], type: [] as string[],
-        data: [] as string[], meta: [] as string[], at: [] as string[],
-      };
-      const outcomes: Array<{ ok: true; eventIds: string[]; versions: Record<string, number> } | Error> = [];
-      for (const p of batch) {
-        const failed = p.appends.find((a) => a.expectedVersion !== 'any' && a.expectedVersion !== versions.get(a.streamId));
-        if (failed) {
-          outcomes.push(new WrongExpectedVersion(failed.streamId, failed.expectedVersion, versions.get(failed.streamId)!));
-          continue;
-        }
-        const eventIds: string[] = [];
-        const newVersions: Record<string, number> = {};
-        for (const a of p.appends) {
-          let v = versions.get(a.streamId)!;
-          for (const e of a.events) {
-            v += 1;
-            const id = e.id ?? randomUUID();
-            eventIds.push(id);
-            cols.stream.push(a.streamId);
-            cols.version.push(v);
-            cols.id.push(id);
-            cols.type.push(e.type);
-            cols.data.push(JSON.stringify(e.data));
-            cols.meta.push(JSON.stringify(e.metadata ?? {}));
-            cols.at.push(now.toISOString());
-          }
-          versions.set(a.streamId, v);
-          newVersions[a.streamId] = v;
-        }
-        outcomes.push({ ok: true, eventIds, versions: newVersions });
-      }
-      if (cols.id.length === 0) return outcomes as Error[];
-
-      const inserted = await tx.raw<{ rows: Row[] }>(
-        `INSERT INTO events (stream_id, stream_version, event_id, type, data, metadata, created_at)
-         SELECT * FROM unnest(?::text[], ?::int[], ?::uuid[], ?::text[], ?::jsonb[], ?::jsonb[], ?::timestamptz[])
-         RETURNING global_position, stream_id, stream_version, event_id, type, data, metadata, created_at`,
-        [cols.stream, cols.version, cols.id, cols.type, cols.data, cols.meta, cols.at],
-      );
-      const touched = [...versions.entries()];
-      await tx.raw(
-        `INSERT INTO streams (stream_id, version) SELECT * FROM unnest(?::text[], ?::int[])
-         ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version`,
-        [touched.map(([s]) => s), touched.map(([, v]) => v)],
-      );
-      const byId = new Map(inserted.rows.map((r) => [r.event_id, toRecorded(r)]));
-      let head = 0n;
-      for (const r of byId.values()) if (r.position > head) head = r.position;
-      if (this.db.kind === 'postgres') await tx.raw(`SELECT pg_notify(?, ?)`, [NOTIFY_CHANNEL, head.toString()]);
-      return outcomes.map((o) => {
-        if (o instanceof Error) return o;
-        const events = o.eventIds.map((id) => byId.get(id)!);
-        const position = events.reduce((m, e) => (e.position > m ? e.position : m), 0n);
-        return { position, versions: o.versions, events };
-      });
+      const plan = planBatch(batch, await this.currentVersions((sql, values) => tx.raw(sql.replace(/\$\d+/g, '?'), values as Knex.RawBinding[]), batch), this.clock.now());
+      if (plan.cols.id.length === 0) return plan.outcomes as Error[];
+      const inserted = await tx.raw<{ rows: Row[] }>(INSERT_SQL.replace(/\$\d+/g, '?'), insertValues(plan) as Knex.RawBinding[]);
+      return finishBatch(plan, inserted.rows);
     });
+  }
+
+  /**
+   * PostgreSQL: the appends run one transaction at a time (the append lock), so they take one
+   * connection of their own and four round trips: BEGIN with the lock, the versions, one statement
+   * that inserts the events, moves the streams' versions and notifies, and COMMIT, all prepared
+   * once per connection.
+   */
+  private async writeBatchOnWriter(writer: pg.Pool, batch: Pending[]): Promise<Array<AppendResult | Error>> {
+    const client = await writer.connect();
+    let broken: Error | undefined;
+    // A checked-out client is outside the pool's error listener: a server that goes away mid-append
+    // (a restart, a fail-over) must fail this append, not kill the process with an unhandled 'error'.
+    const onError = (err: Error) => { broken = err; };
+    client.on('error', onError);
+    try {
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY})`);
+      try {
+        const query = async (sql: string, values: unknown[]) => client.query({ name: sql === VERSIONS_SQL ? 'es-versions' : 'es-insert', text: sql, values });
+        const plan = planBatch(batch, await this.currentVersions(query, batch), this.clock.now());
+        if (plan.cols.id.length === 0) {
+          await client.query('COMMIT');
+          return plan.outcomes as Error[];
+        }
+        const inserted = await query(INSERT_SQL, insertValues(plan, NOTIFY_CHANNEL));
+        await client.query('COMMIT');
+        return finishBatch(plan, inserted.rows as Row[]);
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: Error) => { broken = e; });
+        throw err;
+      }
+    } catch (err) {
+      broken ??= (err as { code?: string }).code === undefined ? (err as Error) : undefined; // not a server error: drop the connection
+      throw err;
+    } finally {
+      if (!broken) client.removeListener('error', onError); // a broken one is discarded: a late error stays handled
+      client.release(broken);
+    }
+  }
+
+  private async currentVersions(query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[] }>, batch: Pending[]): Promise<Map<string, number>> {
+    const streamIds = [...new Set(batch.flatMap((p) => p.appends.map((a) => a.streamId)))];
+    const current = (await query(VERSIONS_SQL, [streamIds])).rows as Array<{ stream_id: string; version: number }>;
+    const versions = new Map<string, number>(streamIds.map((id) => [id, 0]));
+    for (const r of current) versions.set(r.stream_id, r.version);
+    return versions;
   }
 
   async readStream(streamId: string, fromVersion = 1): Promise<RecordedEvent[]> {
@@ -253,6 +325,9 @@ export class PostgresEventStore implements EventStore {
     this.closed = true;
     this.wakeup.signal();
     await this.listener?.end().catch(() => undefined);
+    // Appends already queued finish first (drain), then the writer connection goes.
+    while (this.writing) await new Promise((r) => setTimeout(r, 5));
+    await this.writer?.end().catch(() => undefined);
   }
 }
 

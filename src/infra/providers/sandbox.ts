@@ -52,7 +52,8 @@ function statusOf(row: Row): ProviderStatus {
   return { state: row.state, providerReference: row.provider_reference };
 }
 
-const signedText = (c: { reference: string; provider_reference: string; status: string; reason: string | null }) =>
+/** What a sandbox callback's signature covers (exported for tests that play a misbehaving operator). */
+export const signedText = (c: { reference: string; provider_reference: string; status: string; reason: string | null }) =>
   `sandbox-callback\n${c.reference}\n${c.provider_reference}\n${c.status}\n${c.reason ?? ''}`;
 
 export class SandboxProvider implements ProviderAdapter {

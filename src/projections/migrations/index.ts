@@ -10,6 +10,8 @@ import * as m006 from './006_webhooks.ts';
 import * as m007 from './007_transfers.ts';
 import * as m008 from './008_kyc.ts';
 import * as m009 from './009_audit.ts';
+import * as m010 from './010_idempotency_body_as_sent.ts';
+import * as m011 from './011_dashboard.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -26,6 +28,8 @@ const migrations: Array<[string, Migration]> = [
   ['007_transfers', m007],
   ['008_kyc', m008],
   ['009_audit', m009],
+  ['010_idempotency_body_as_sent', m010],
+  ['011_dashboard', m011],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -16,6 +16,7 @@ import type { UrlPolicy } from '../../infra/url-safety.ts';
 import { postWebhook, signedHeaders, type AttemptResult } from './sender.ts';
 import { JOB_KIND, isFinal, manualJobKey, recordAttempt, type WebhookEventRow } from './store.ts';
 import { webhookOutcome } from '../../infra/metrics.ts';
+import { crashPoint } from '../../infra/crash-points.ts';
 
 export const OVERALL_CONCURRENCY = 64;
 export const PER_MERCHANT_CONCURRENCY = 4;
@@ -68,9 +69,10 @@ export function urlPolicy(s: Services): UrlPolicy {
 }
 
 /** Asks for one extra attempt now (POST /events/{id}/redeliver). */
-export async function requestRedelivery(s: Services, eventId: string, merchantId: string): Promise<void> {
+/** `requestId` names the request (the dashboard passes its form's claim id, so a retried claim schedules nothing more). */
+export async function requestRedelivery(s: Services, eventId: string, merchantId: string, requestId: string = randomUUID()): Promise<void> {
   const job: DeliveryJob = { eventId, merchantId, trigger: 'manual' };
-  await s.scheduler.schedule(JOB_KIND, manualJobKey(eventId, randomUUID()), job, s.clock.now());
+  await s.scheduler.schedule(JOB_KIND, manualJobKey(eventId, requestId), job, s.clock.now());
 }
 
 async function attempt(s: Services, row: WebhookEventRow): Promise<{ url: string | null; attemptedAt: Date; result: AttemptResult }> {
@@ -114,6 +116,7 @@ export function deliveryHandler(s: Services): (job: Job<DeliveryJob>) => Promise
         if (due > s.clock.now().getTime()) return { retryAt: new Date(due) };
       }
       const { url, attemptedAt, result } = await attempt(s, row);
+      crashPoint('during-webhook-delivery');
       durationMs = result.durationMs;
       s.metrics.webhookAttempts.inc({ outcome: webhookOutcome(result, url !== null), trigger });
       const outcome = await recordAttempt(s, eventId, { trigger, url, attemptedAt, ...result });

@@ -12,6 +12,7 @@ import { renderPayin } from '../../projections/views/payin.ts';
 import { renderPayout } from '../../projections/views/payout.ts';
 import { transferDecider } from '../../domain/transfer.ts';
 import { renderTransfer } from '../../projections/views/transfer.ts';
+import { renderWebhookTest, webhookTestDecider, WEBHOOK_TEST_EVENT } from '../../domain/webhook-test.ts';
 
 export interface WebhookResource<S = any> {
   /** Stream id prefix, with its dash: `payin-`. The resource id is the rest of the stream id. */
@@ -52,6 +53,8 @@ const resources: WebhookResource[] = [
   webhookResource({ streamPrefix: 'payin-', type: 'payin', events: SEED_WEBHOOK_EVENTS.payin, decider: payinDecider, render: renderPayin }),
   webhookResource({ streamPrefix: 'payout-', type: 'payout', events: SEED_WEBHOOK_EVENTS.payout, decider: payoutDecider, render: renderPayout }),
   webhookResource({ streamPrefix: 'transfer-', type: 'transfer', events: SEED_WEBHOOK_EVENTS.transfer, decider: transferDecider, render: renderTransfer }),
+  // "Send test event" from the dashboard (domain/webhook-test.ts): beyond the seed's events.
+  webhookResource({ streamPrefix: 'webhook_test-', type: 'test', events: [WEBHOOK_TEST_EVENT], decider: webhookTestDecider, render: renderWebhookTest }),
 ];
 
 /** Adds a resource (module start-up, or a test's own resource); returns its removal. */

@@ -1,0 +1,18 @@
+// The bench profiles: quick (`npm run bench`, under 5 minutes on 2 cores) and full (`-- --full`).
+export interface Profile {
+  name: 'quick' | 'full';
+  /** Seconds of each measured load phase, and of the warm-up before it. */
+  seconds: number;
+  warmupSeconds: number;
+  /** Appends per writer-count run of the append scenario. */
+  appendSeconds: number;
+  transferRate: number;
+  transferSeconds: number;
+  webhookEvents: number;
+  rebuildEvents: number;
+}
+
+export const PROFILES: Record<Profile['name'], Profile> = {
+  quick: { name: 'quick', seconds: 10, warmupSeconds: 2, appendSeconds: 3, transferRate: 20, transferSeconds: 15, webhookEvents: 500, rebuildEvents: 200_000 },
+  full: { name: 'full', seconds: 60, warmupSeconds: 10, appendSeconds: 15, transferRate: 20, transferSeconds: 60, webhookEvents: 3000, rebuildEvents: 1_000_000 },
+};

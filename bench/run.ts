@@ -1,0 +1,60 @@
+// `npm run bench` (quick, under 5 minutes on 2 cores) or `npm run bench -- --full`: every scenario
+// against real PostgreSQL (127.0.0.1:5432, a fresh bench_<random> database per scenario, dropped
+// after) and NATS (127.0.0.1:4222, a prefix of its own), the embedded mode for append and
+// payin-create, each side by side with its ceiling or peer. Writes bench/results/latest.json and
+// prints a Markdown table. `--only=append,rebuild` runs some scenarios only.
+// BENCH_DATABASE_URL / BENCH_NATS_URL point elsewhere; BENCH_KEEP_DB=1 keeps the databases.
+import fs from 'node:fs';
+import path from 'node:path';
+import { PROFILES } from './lib/profile.ts';
+import type { ScenarioResult } from './lib/result.ts';
+import { machineFacts } from './lib/machine.ts';
+import { markdownTable } from './lib/table.ts';
+import { ROOT } from './lib/service.ts';
+import { append } from './scenarios/append.ts';
+import { payinCreate } from './scenarios/payin-create.ts';
+import { transferE2e } from './scenarios/transfer-e2e.ts';
+import { webhooks } from './scenarios/webhooks.ts';
+import { rebuild } from './scenarios/rebuild.ts';
+
+const args = process.argv.slice(2);
+const profile = args.includes('--full') ? PROFILES.full : PROFILES.quick;
+const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+const scenarios: Array<[string, () => Promise<Record<string, ScenarioResult>>]> = [
+  ['append', () => append(profile, log)],
+  ['payin-create', () => payinCreate(profile)],
+  ['payin-create-embedded', () => payinCreate(profile, { embedded: true })],
+  ['transfer-e2e', () => transferE2e(profile)],
+  ['webhooks', () => webhooks(profile)],
+  ['rebuild', () => rebuild(profile, log)],
+];
+
+const started = Date.now();
+const machine = await machineFacts();
+log(`bench (${profile.name}) on ${machine.cpus} CPUs, load ${machine.loadAverage1m}`);
+const results: Record<string, ScenarioResult> = {};
+const failures: Record<string, string> = {};
+for (const [name, run] of scenarios) {
+  if (only && !only.includes(name)) continue;
+  const t0 = Date.now();
+  log(`- ${name}…`);
+  try {
+    Object.assign(results, await run());
+    log(`  done in ${Math.round((Date.now() - t0) / 1000)} s`);
+  } catch (err) {
+    failures[name] = (err as Error).stack ?? String(err);
+    log(`  FAILED: ${(err as Error).message}`);
+  }
+}
+
+const out = { profile: profile.name, at: new Date().toISOString(), durationSeconds: Math.round((Date.now() - started) / 1000), machine, scenarios: results, failures };
+const file = path.join(ROOT, 'bench/results/latest.json');
+fs.mkdirSync(path.dirname(file), { recursive: true });
+fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+console.log(`\n${markdownTable(machine, profile.name, results)}\n`);
+const missed = Object.entries(results).filter(([, r]) => r.met === false);
+for (const [name, r] of missed) console.log(`target missed: ${name}: ${r.shortBy}`);
+console.log(`\n${Object.keys(results).length} figures in ${out.durationSeconds} s; results in bench/results/latest.json`);
+process.exit(Object.keys(failures).length > 0 ? 1 : 0);

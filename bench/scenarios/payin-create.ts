@@ -1,0 +1,98 @@
+// payin-create: quote + payin over HTTP at 64 connections against the service (real PostgreSQL and
+// NATS), side by side with the ceiling for one durable write through Express (a bare Express 5
+// handler doing one pg INSERT, bench/ceilings/express-insert.ts) at the same 64 connections.
+// Also the memory figure: the service's peak RSS over its life, which this load dominates.
+//
+// "creates/s" counts created resources: each pair is a quote (one durable append) and a payin (one
+// durable append), the same unit of work as one ceiling INSERT; payins/s is half of it.
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Profile } from '../lib/profile.ts';
+import { judge, type ScenarioResult } from '../lib/result.ts';
+import { createDatabase } from '../lib/database.ts';
+import { startService } from '../lib/service.ts';
+import { startHttpChild } from '../lib/child.ts';
+import { load, type LoadResult } from '../lib/load.ts';
+import { createPayin, merchantHeaders, newMerchant, payinBody, payinQuoteBody, type Merchant } from '../lib/api.ts';
+import { round } from '../lib/stats.ts';
+
+export const CONNECTIONS = 64;
+
+type Ctx = { quoteId?: string };
+
+function payinRequests(m: Merchant) {
+  const headers = { ...merchantHeaders(m), 'content-type': 'application/json' };
+  return [
+    {
+      method: 'POST' as const, path: '/quotes/payin',
+      setupRequest: (req: any) => ({ ...req, headers: { ...headers, 'idempotency-key': randomUUID() }, body: JSON.stringify({ customer_id: m.customerId, ...payinQuoteBody }) }),
+      onResponse: (status: number, body: string, ctx: Ctx) => { ctx.quoteId = status === 201 ? JSON.parse(body).id : undefined; },
+    },
+    {
+      method: 'POST' as const, path: '/payins',
+      // No quote (its call failed): start the pair again.
+      setupRequest: (req: any, ctx: Ctx) => (ctx.quoteId
+        ? { ...req, headers: { ...headers, 'idempotency-key': randomUUID() }, body: JSON.stringify(payinBody(ctx.quoteId, m.customerId)) }
+        : undefined),
+    },
+  ];
+}
+
+const insertRequests = [{
+  method: 'POST' as const, path: '/items',
+  setupRequest: (req: any) => ({ ...req, headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() }, body: JSON.stringify({ customer_id: randomUUID(), ...payinQuoteBody }) }),
+}];
+
+const summary = (r: LoadResult) => ({
+  okPerSecond: round(r.okPerSecond), p50Ms: r.p50, p99Ms: r.p99, requests: r.requests, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, statusCodes: r.statusCodes,
+});
+
+/** `embedded`: the service on PGlite with the in-process bus, against Express + one PGlite INSERT. */
+export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[]; embedded?: boolean } = {}): Promise<Record<string, ScenarioResult>> {
+  const db = opts.embedded ? undefined : await createDatabase();
+  const pgliteDir = opts.embedded ? fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-bench-ceiling-')) : undefined;
+  let ours: LoadResult;
+  let peakRss: number;
+  let ceiling: LoadResult;
+  try {
+    const svc = await startService({ databaseUrl: db?.url, label: 'payin-create', ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}) });
+    try {
+      const m = await newMerchant(svc.url, 'Bench payins');
+      await createPayin(svc.url, m); // the first request warms the routes' caches
+      await load({ url: svc.url, connections: CONNECTIONS, seconds: profile.warmupSeconds, requests: payinRequests(m) as any });
+      ours = await load({ url: svc.url, connections: CONNECTIONS, seconds: profile.seconds, requests: payinRequests(m) as any });
+      peakRss = svc.peakRssMb();
+    } finally {
+      await svc.stop();
+    }
+    const ceil = await startHttpChild('bench/ceilings/express-insert.ts', db ? { DATABASE_URL: db.url } : { PGLITE_DIR: pgliteDir! }, 'express-insert');
+    try {
+      await load({ url: ceil.url, connections: CONNECTIONS, seconds: profile.warmupSeconds, requests: insertRequests as any });
+      ceiling = await load({ url: ceil.url, connections: CONNECTIONS, seconds: profile.seconds, requests: insertRequests as any });
+    } finally {
+      await ceil.stop();
+    }
+  } finally {
+    await db?.drop();
+    if (pgliteDir) fs.rmSync(pgliteDir, { recursive: true, force: true });
+  }
+  const suffix = opts.embedded ? ' embedded' : '';
+  const ceilingName = opts.embedded ? 'Express 5 + one PGlite INSERT' : 'Express 5 + one pg INSERT';
+  const details = { connections: CONNECTIONS, payinsPerSecond: round(ours.okPerSecond / 2), service: summary(ours), ceiling: summary(ceiling) };
+  return {
+    [`payin-create${suffix}`]: judge({
+      value: round(ours.okPerSecond), unit: 'creates/s', ceiling: round(ceiling.okPerSecond), ceilingName,
+      target: { on: 'ratio', op: '>=', bound: 0.5 }, details,
+    }),
+    [`payin-create${suffix} p99`]: judge({
+      value: ours.p99, unit: 'ms', ceiling: ceiling.p99, ceilingName: `${ceilingName} (p99)`,
+      target: { on: 'value', op: '<=', bound: 100 }, details: { p50Ms: ours.p50, ceilingP50Ms: ceiling.p50 },
+    }),
+    [`memory${suffix}`]: judge({
+      value: round(peakRss), unit: 'MB peak RSS', target: { on: 'value', op: '<=', bound: 300 },
+      details: { during: 'payin-create (VmHWM of the service process, whole life)' },
+    }),
+  };
+}

@@ -1,0 +1,78 @@
+// transfer-e2e: transfers created at a steady rate with SANDBOX_SETTLE_MS=0 (real PostgreSQL and
+// NATS); the latency from the start of POST /transfers to the arrival of its transfer.completed
+// webhook at a local receiver: the whole pipeline (append, bus, provider gateway, saga, payout,
+// webhook recorder and delivery). The quotes are made beforehand, outside the clock.
+import type { Profile } from '../lib/profile.ts';
+import { judge, type ScenarioResult } from '../lib/result.ts';
+import { createDatabase } from '../lib/database.ts';
+import { startService } from '../lib/service.ts';
+import { startReceiver } from '../lib/receiver.ts';
+import { asMerchant, newMerchant, TRANSFER_CORRIDORS, transferBody, transferQuoteBody } from '../lib/api.ts';
+import { percentile, round } from '../lib/stats.ts';
+
+export async function transferE2e(profile: Profile): Promise<Record<string, ScenarioResult>> {
+  const db = await createDatabase();
+  const rx = await startReceiver();
+  const total = profile.transferRate * profile.transferSeconds;
+  const started = new Map<string, number>();
+  const latencies: number[] = [];
+  let failedCreates = 0;
+  let failedTransfers = 0;
+  rx.onArrival = (a) => {
+    const t0 = started.get(a.resourceId);
+    if (t0 === undefined) return;
+    if (a.event === 'transfer.completed') latencies.push(a.at - t0);
+    if (a.event === 'transfer.failed') failedTransfers++;
+  };
+  try {
+    const svc = await startService({ databaseUrl: db.url, label: 'transfer-e2e', env: { SANDBOX_SETTLE_MS: '0' } });
+    try {
+      const m = await newMerchant(svc.url, 'Bench transfers', { corridors: TRANSFER_CORRIDORS, topUp: { XOF: '1000000' }, topUps: Math.ceil((total + 10) / 900), webhookUrl: rx.url });
+      const quotes: string[] = [];
+      let made = 0;
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        while (made++ < total + 5) {
+          const q = await asMerchant(svc.url, m, 'POST', '/quotes/transfer', transferQuoteBody);
+          if (q.status !== 201) throw new Error(`transfer quote: HTTP ${q.status} ${JSON.stringify(q.body)}`);
+          quotes.push(q.body.id);
+        }
+      }));
+      await new Promise((r) => setTimeout(r, 2000)); // the quotes' own events are through the pipeline
+      const create = async (quoteId: string, timed: boolean) => {
+        const t0 = performance.now();
+        const r = await asMerchant(svc.url, m, 'POST', '/transfers', transferBody(quoteId, m.customerId));
+        if (r.status !== 201) { failedCreates++; return; }
+        if (timed) started.set(r.body.id, t0);
+      };
+      for (let i = 0; i < 5; i++) await create(quotes.pop()!, false); // warm-up, untimed
+      const interval = 1000 / profile.transferRate;
+      const begin = performance.now();
+      const inflight: Array<Promise<void>> = [];
+      for (let i = 0; i < total; i++) {
+        const due = begin + i * interval;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        inflight.push(create(quotes.pop()!, true));
+      }
+      await Promise.all(inflight);
+      const deadline = Date.now() + 20_000;
+      while (latencies.length + failedTransfers < started.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await svc.stop();
+    }
+  } finally {
+    await rx.close();
+    await db.drop();
+  }
+  const missing = started.size - latencies.length - failedTransfers;
+  const p99 = round(percentile(latencies, 99) ?? Number.NaN);
+  return {
+    'transfer-e2e p99': judge({
+      value: p99, unit: 'ms', target: { on: 'value', op: '<=', bound: 150 },
+      details: {
+        p50Ms: round(percentile(latencies, 50) ?? Number.NaN), maxMs: round(Math.max(...latencies)), rate: profile.transferRate, transfers: started.size,
+        completedWebhooks: latencies.length, failedTransfers, failedCreates, missingAfter20s: missing,
+      },
+    }),
+  };
+}

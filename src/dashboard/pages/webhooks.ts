@@ -1,0 +1,57 @@
+// Webhook settings: the URL (checked by the same SSRF rules as the operator API), the signing secret
+// revealed once (on setting the URL or rotating), "send test event", and the latest events.
+import { html, type Html } from '../html.ts';
+import type { Session } from '../session.ts';
+import type { EventView } from '../../workers/webhooks/store.ts';
+import { BASE, confirmForm, csrfField, nonceField, notice, page, revealOnce } from './layout.ts';
+import { eventsTable } from './events.ts';
+
+export interface WebhooksData {
+  url: string | null;
+  recent: EventView[];
+  secret?: string | undefined;
+  info?: string | undefined;
+  error?: string | undefined;
+  typedUrl?: string | undefined;
+}
+
+export function webhooksPage(session: Session, d: WebhooksData): Html {
+  return page(session, 'Webhooks', 'webhooks', html`
+${notice(d.info)}${notice(d.error, 'error')}
+${d.secret ? revealOnce('Signing secret', 'signing-secret', d.secret,
+    'Your server needs it to check that each request comes from us. The previous secret (if any) no longer signs anything: every attempt from now on, retries included, is signed with this one.') : ''}
+<section aria-labelledby="url-h">
+<h2 id="url-h">Endpoint</h2>
+<p>When a payin, payout or transfer reaches a final state we send a signed <code>POST</code> to this URL and retry
+(1 min, 5 min, 15 min, 1 h, 4 h, 12 h) until your server answers <code>2xx</code>.</p>
+<form method="post" action="${BASE}/webhooks" class="stack">
+  ${csrfField(session.csrfToken)}${nonceField()}
+  <label for="url">Webhook URL</label>
+  <input id="url" name="url" type="url" inputmode="url" required maxlength="2000" placeholder="https://example.com/webhooks/payments"
+    value="${d.typedUrl ?? d.url ?? ''}" aria-describedby="url-help">
+  <p id="url-help" class="help">An <code>https://</code> address on the public internet. Saving creates a new signing secret.</p>
+  <button type="submit">${d.url ? 'Save URL and create a new secret' : 'Save URL'}</button>
+</form>
+</section>
+${d.url ? html`
+<section aria-labelledby="secret-h">
+<h2 id="secret-h">Signing secret</h2>
+<p>Each request carries <code>X-Service-Timestamp</code> and <code>X-Service-Signature: sha256=&lt;hex&gt;</code>, the
+HMAC-SHA256 of <code>&lt;timestamp&gt;.&lt;raw body&gt;</code> keyed with the secret. To rotate without losing deliveries,
+let your server accept both secrets for a while.</p>
+${confirmForm(`${BASE}/webhooks/rotate-secret`, session.csrfToken, 'Rotate signing secret', 'Create a new signing secret? The current one stops signing at once.', nonceField())}
+</section>
+<section aria-labelledby="test-h">
+<h2 id="test-h">Test your endpoint</h2>
+<p>Sends a <code>webhook.test</code> event (no money moves) through the normal delivery: signed, retried, and listed in the event log.</p>
+<form method="post" action="${BASE}/webhooks/test" class="inline">
+  ${csrfField(session.csrfToken)}${nonceField()}
+  <button type="submit">Send test event</button>
+</form>
+</section>` : ''}
+<section aria-labelledby="recent-h">
+<h2 id="recent-h">Latest events</h2>
+${eventsTable(d.recent)}
+<p><a href="${BASE}/events">Full event log →</a></p>
+</section>`);
+}

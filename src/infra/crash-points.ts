@@ -1,0 +1,56 @@
+// TEST ONLY: deterministic crash points for the crash-consistency suite
+// (test/crash.consistency.test.ts). `CRASH_AT=<point>@<n>[,<point>@<n>…]` makes the process kill
+// itself with SIGKILL the n-th time it passes `<point>`, so a test can aim at the worst moments
+// (an event committed but not projected, a webhook sent but not recorded) instead of hoping a timer
+// lands there. `<point>:<detail>[+<detail>…]@<n>` counts only the passes whose details name every
+// `<detail>` (for after-append: event types in the committed batch; a relaunch is
+// `after-append:transfer.payout.started+wallet.funds_held@1`).
+// Unset (always, outside that suite) every crashPoint() call is a no-op.
+//
+// Points:
+//   after-append             an append transaction committed; nobody has been told (no projection,
+//                            no answer to the client, no idempotency outcome, nothing forwarded)
+//   during-webhook-delivery  a webhook attempt got its answer; the attempt is not recorded yet
+//   after-provider-call      the provider accepted a leg; the gateway has not recorded it yet
+import fs from 'node:fs';
+
+export const CRASH_POINTS = ['after-append', 'during-webhook-delivery', 'after-provider-call'] as const;
+export type CrashPointName = (typeof CRASH_POINTS)[number];
+
+const armed = new Map<CrashPointName, { at: number; detail: string | undefined; passes: number }>();
+
+/** Parses `CRASH_AT`; throws on a malformed value (a typo must not silently disarm a test). */
+export function parseCrashSpec(spec: string): Array<{ point: CrashPointName; detail: string | undefined; at: number }> {
+  return spec.split(',').map((part) => {
+    const m = /^([a-z-]+)(?::([A-Za-z0-9_.+-]+))?@([1-9][0-9]*)$/.exec(part.trim());
+    if (!m || !(CRASH_POINTS as readonly string[]).includes(m[1]!)) {
+      throw new Error(`CRASH_AT: "${part}" is not <point>[:<detail>]@<n> with point one of ${CRASH_POINTS.join(', ')}`);
+    }
+    return { point: m[1] as CrashPointName, detail: m[2], at: Number(m[3]) };
+  });
+}
+
+/** Arms the points named by `spec` (main.ts only, from config.crashAt). */
+export function armCrashPoints(spec: string | undefined): void {
+  armed.clear();
+  if (!spec) return;
+  for (const { point, detail, at } of parseCrashSpec(spec)) armed.set(point, { at, detail, passes: 0 });
+}
+
+/** Dies here (SIGKILL, no clean-up, like a power cut of the process) when this pass is the armed one. */
+export function crashPoint(point: CrashPointName, details?: () => string[]): void {
+  if (armed.size === 0) return;
+  const a = armed.get(point);
+  if (!a) return;
+  if (a.detail !== undefined) {
+    const named = details?.() ?? [];
+    if (!a.detail.split('+').every((d) => named.includes(d))) return;
+  }
+  a.passes += 1;
+  if (a.passes !== a.at) return;
+  // Written synchronously: the test reads this line to tell an aimed crash from its own kills.
+  fs.writeSync(2, `CRASH POINT ${point}${a.detail ? `:${a.detail}` : ''}@${a.at} reached: SIGKILL\n`);
+  process.kill(process.pid, 'SIGKILL');
+  // Nothing after the point may run while the signal lands.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10_000);
+}

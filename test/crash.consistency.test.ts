@@ -1,0 +1,301 @@
+// Issue 9, point 1: crash consistency. The service runs as a child process (`src/main.ts`) under a
+// mixed merchant load (payins, payouts, transfers, relaunches of failed disbursements, all with
+// Idempotency-Keys) and is killed with SIGKILL again and again, then started on the same data:
+//  - aimed kills: the process is started with an armed crash point (CRASH_AT, src/infra/crash-points.ts)
+//    and kills itself right after an append committed (before projection, answer or forwarding),
+//    right after a webhook attempt was answered (before it is recorded), or right after the provider
+//    accepted a leg (before the gateway recorded it);
+//  - random kills at a random moment.
+// On PostgreSQL the run also restarts the database in immediate mode (a private server, never the
+// shared one): once under the running service, which must recover by itself, and once together with
+// a service kill. Afterwards: every acknowledged request's resource is there with its amounts, every
+// payment is in the state its plan says (terminal, or legitimately pending), each collection and each
+// successful disbursement happened once (event store and provider books), no orphan resource, the
+// audit passes, every wallet equals the fold of its events and what the settled payments say, and
+// every webhook event was delivered, first in order. The figures are printed; the seed replays the plan.
+//
+// Profiles: CI (default) 10 kills; CRASH_KILLS, CRASH_LOAD=heavy, CRASH_SEED override; SOAK=1
+// (`npm run soak`) 50 kills under heavy load.
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes, randomInt } from 'node:crypto';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { request } from './helpers/app.ts';
+import { freshDatabaseUrl } from './helpers/db.ts';
+import { freePort } from './helpers/net.ts';
+import { startReceiver } from './helpers/webhooks.ts';
+import { PrivatePostgres, postgresBinDir } from './helpers/private-postgres.ts';
+import { ChildService, type Life } from './helpers/crash/service.ts';
+import { Driver } from './helpers/crash/driver.ts';
+import { seededRng, type Rng } from './helpers/crash/rng.ts';
+import { acknowledgedResources, expectedWallets, settleAll, storeChecks, webhooksDelivered, expectedFinal } from './helpers/crash/verify.ts';
+import { openDatabase } from '../src/infra/db.ts';
+import type { CrashPointName } from '../src/infra/crash-points.ts';
+
+const SOAK = process.env.SOAK === '1';
+const KILLS = Number(process.env.CRASH_KILLS || (SOAK ? 50 : 10));
+const HEAVY = (process.env.CRASH_LOAD || (SOAK ? 'heavy' : 'normal')) === 'heavy';
+const CONCURRENCY = HEAVY ? 8 : 4;
+const SEED = Number(process.env.CRASH_SEED || randomInt(1, 2 ** 31));
+const ADMIN = 'crash-suite-admin-token';
+const TOP_UP_XOF = 10;      // top-ups of 1,000,000 XOF: payouts and transfers never run short
+const POINT_FALLBACK_MS = 12_000; // an aimed point not reached by then: the test kills at random
+const DETAIL_FALLBACK_MS = 15_000; // the same for a point aimed at one kind of append (rarer)
+/** The append of a relaunch: the new attempt and its hold. */
+const RELAUNCH_APPEND = 'transfer.payout.started+wallet.funds_held';
+
+t.setTimeout(SOAK ? 4 * 3_600_000 : 600_000);
+
+type Step =
+  | { kind: 'point'; point: CrashPointName; detail?: string; n: number }
+  | { kind: 'timer'; delayMs: number; pgLive?: boolean; pgWithService?: boolean };
+
+/**
+ * The kill plan: at least a quarter aimed after an append (one at a relaunch), a sixth during webhook
+ * delivery, an eighth after a provider call, the rest random; on PostgreSQL two more lives end with
+ * a database restart (one under the running service, which must recover by itself, one with a kill).
+ */
+function plan(rng: Rng, kills: number, postgres: boolean): Step[] {
+  const steps: Step[] = [];
+  const count = (share: number) => Math.max(1, Math.ceil(kills * share));
+  for (let i = 0; i < count(1 / 4); i++) steps.push({ kind: 'point', point: 'after-append', n: rng.int(3, 40) });
+  // One of them aimed at a relaunch (its retry must answer the relaunch, not refuse it).
+  steps[0] = { kind: 'point', point: 'after-append', detail: RELAUNCH_APPEND, n: 1 };
+  for (let i = 0; i < count(1 / 6); i++) steps.push({ kind: 'point', point: 'during-webhook-delivery', n: rng.int(1, 4) });
+  for (let i = 0; i < count(1 / 8); i++) steps.push({ kind: 'point', point: 'after-provider-call', n: rng.int(1, 10) });
+  while (steps.length < kills - 1) steps.push({ kind: 'timer', delayMs: rng.int(1_000, 6_000) });
+  rng.shuffle(steps);
+  // The first life does the set-up unarmed and ends at random.
+  steps.unshift({ kind: 'timer', delayMs: rng.int(1_000, 4_000) });
+  if (postgres) {
+    // Unarmed lives: whatever ends them during the database restart is the restart's doing.
+    steps.splice(Math.floor(steps.length / 3), 0, { kind: 'timer', delayMs: rng.int(1_000, 3_000), pgLive: true });
+    const withService: Step = { kind: 'timer', delayMs: rng.int(1_000, 4_000), pgWithService: true };
+    steps.splice(Math.floor((2 * steps.length) / 3), 0, withService);
+  }
+  return steps;
+}
+const specOf = (s: Step | undefined) => (s?.kind === 'point' ? `${s.point}${s.detail ? `:${s.detail}` : ''}@${s.n}` : undefined);
+
+const dirs: string[] = [];
+t.teardown(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
+
+t.test('crash consistency on PGlite (embedded)', {
+  skip: process.env.DATABASE_URL && process.env.CRASH_BOTH !== '1' && !SOAK ? 'DATABASE_URL set: this pass runs the PostgreSQL crash run (the PGlite run is the embedded pass\'s)' : false,
+}, (t) => scenario(t, 'pglite'));
+
+t.test('crash consistency on PostgreSQL, with immediate-mode database restarts', {
+  skip: process.env.DATABASE_URL ? false : 'DATABASE_URL not set: the PostgreSQL crash run needs it',
+}, (t) => scenario(t, 'postgres'));
+
+async function scenario(t: Test, mode: 'pglite' | 'postgres'): Promise<void> {
+  const began = Date.now();
+  const rng = seededRng(SEED);
+  t.comment(`crash-consistency ${mode}: seed=${SEED} (replay with CRASH_SEED=${SEED}), ${KILLS} kills, load ${HEAVY ? 'heavy' : 'normal'} (${CONCURRENCY} merchant loops)`);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `crash-${mode}-`));
+  dirs.push(dataDir);
+  const receiver = await startReceiver();
+  t.teardown(() => receiver.close());
+
+  // The database: PGlite under DATA_DIR; on PostgreSQL a private server that may be restarted in
+  // immediate mode (the shared one only if no server binaries are installed: then no DB restart).
+  let pg: PrivatePostgres | undefined;
+  let databaseUrl: string | undefined;
+  if (mode === 'postgres') {
+    if (postgresBinDir()) {
+      pg = await PrivatePostgres.create();
+      t.teardown(() => pg!.destroy());
+      databaseUrl = await pg.createDatabase(`crash_${randomBytes(4).toString('hex')}`);
+    } else {
+      t.skip('no PostgreSQL server binaries (initdb, pg_ctl): no immediate-mode database restart; the kills run on the shared server', () => {});
+      const fresh = await freshDatabaseUrl();
+      t.teardown(() => fresh.drop());
+      databaseUrl = fresh.url;
+    }
+  }
+  const natsUrl = mode === 'postgres' ? process.env.NATS_URL : undefined;
+  const natsPrefix = `crash${randomBytes(4).toString('hex')}`;
+  if (natsUrl) {
+    t.teardown(async () => {
+      const nc = await connect({ servers: natsUrl });
+      const jsm = await jetstreamManager(nc);
+      await jsm.streams.delete(`${natsPrefix}_bus`).catch(() => false);
+      await nc.close();
+    });
+  }
+
+  const svc = new ChildService(await freePort(), {
+    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '',
+    DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, SECRET_HASH_KEY: randomBytes(32).toString('base64url'),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...(natsUrl ? { NATS_URL: natsUrl, NATS_PREFIX: natsPrefix } : {}),
+    SANDBOX_SETTLE_MS: '300', ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1', WEBHOOK_TIMEOUT_MS: '3000',
+    BUS_ACK_WAIT_MS: '2000', JOB_LEASE_MS: '2000', LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', AUTH_FAILURES_PER_WINDOW: '100000',
+  });
+  t.teardown(() => svc.kill());
+
+  const steps = plan(rng, KILLS, mode === 'postgres' && pg !== undefined);
+  t.comment(`plan: ${steps.map((s) => (s.kind === 'point' ? specOf(s) : s.pgWithService ? 'pg-restart+kill' : s.pgLive ? 'pg-restart,random' : 'random')).join(', ')}`);
+
+  let pgDown = false;
+  let outageUntil = 0;
+  const inOutage = () => pgDown || Date.now() < outageUntil;
+
+  // Life 1: the operator's set-up, unarmed.
+  await svc.start();
+  const admin = async (method: string, p: string, body?: unknown) => {
+    const r = await request(svc.url, method, p, { body, headers: { authorization: `Bearer ${ADMIN}` } });
+    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${r.text}`);
+    return r.body;
+  };
+  const merchant = await admin('POST', '/admin/merchants', { name: 'Crash suite' });
+  const key = await admin('POST', `/admin/merchants/${merchant.id}/api-keys`, {});
+  const hook = await admin('PUT', `/admin/merchants/${merchant.id}/webhook`, { url: receiver.url });
+  await admin('PUT', `/admin/merchants/${merchant.id}/routing`, { corridors: ['CM-SN-XAF-XOF'] });
+  for (let i = 0; i < TOP_UP_XOF; i++) await admin('POST', `/admin/merchants/${merchant.id}/wallets/XOF/top-ups`, { amount: '1000000' });
+  const driver = new Driver({ url: svc.url, apiKey: key.api_key, apiSecret: key.api_secret, rng, concurrency: CONCURRENCY, inOutage });
+  await driver.createCustomers();
+  driver.start();
+
+  const kills = { 'after-append': 0, 'during-webhook-delivery': 0, 'after-provider-call': 0, random: 0, aimedMissed: 0, afterRelaunch: 0 };
+  const pgRestarts = { live: 0, withService: 0, serviceSurvived: 0, recoveryMs: [] as number[] };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  async function restartPostgres(): Promise<void> {
+    pgDown = true;
+    await pg!.stopImmediate();
+    await sleep(rng.int(500, 2_000));
+    await pg!.start();
+    pgDown = false;
+    // Connections the pool held died with the server: a request may still meet one shortly after.
+    outageUntil = Date.now() + 10_000;
+  }
+
+  const alive = (life: Life) => life.child.exitCode === null && life.child.signalCode === null;
+
+  /** Ends the running life as the step says, counting how it died. */
+  async function endLife(step: Step, life: Life): Promise<void> {
+    if (step.kind === 'timer' && step.pgLive && alive(life)) {
+      await sleep(rng.int(500, 2_000));
+      const before = life.child.pid;
+      await restartPostgres();
+      const t0 = Date.now();
+      let ready = false;
+      while (Date.now() - t0 < 30_000 && alive(life)) {
+        const r = await request(svc.url, 'GET', '/readyz').catch(() => undefined);
+        if (r?.status === 200) { ready = true; break; }
+        await sleep(100);
+      }
+      pgRestarts.live++;
+      const survived = alive(life) && life.child.pid === before;
+      if (survived && ready) {
+        pgRestarts.serviceSurvived++;
+        pgRestarts.recoveryMs.push(Date.now() - t0);
+      } else {
+        t.fail(`the service did not recover by itself from a PostgreSQL restart (alive ${survived}, ready ${ready}):\n${svc.log().slice(-6000)}`);
+      }
+    }
+    if (step.kind === 'point') {
+      if (!life.crashPointHit && alive(life)) {
+        await Promise.race([life.exited, sleep(step.detail ? DETAIL_FALLBACK_MS : POINT_FALLBACK_MS)]);
+      }
+      if (life.crashPointHit) {
+        await life.exited;
+        kills[step.point]++;
+        if (step.detail === RELAUNCH_APPEND) kills.afterRelaunch++;
+        return;
+      }
+      kills.aimedMissed++; // not reached in time: the test kills it at random instead
+    } else {
+      await sleep(step.delayMs);
+    }
+    if (step.kind === 'timer' && step.pgWithService) {
+      pgRestarts.withService++;
+      await Promise.all([svc.kill(), restartPostgres()]);
+    } else {
+      await svc.kill();
+    }
+    kills.random++;
+  }
+
+  try {
+    let life = svc.current!;
+    for (let i = 0; i < steps.length; i++) {
+      await endLife(steps[i]!, life);
+      life = await svc.start(specOf(steps[i + 1]));
+    }
+    // The last life runs unarmed: the load stops, everything in flight is answered and settles.
+    await driver.drain();
+  } catch (err) {
+    t.fail(`${(err as Error).stack}\n${svc.log().slice(-8000)}`);
+    await driver.drain().catch(() => undefined);
+    return;
+  }
+  const loadDone = Date.now();
+
+  const { finals, misses } = await settleAll(driver, 120_000);
+  const pendingHooks = await webhooksDelivered(driver, 60_000);
+  const resources = await acknowledgedResources(driver);
+  const audit = await request(svc.url, 'POST', '/admin/audit', { headers: { authorization: `Bearer ${ADMIN}` } });
+  const wallets = Object.fromEntries(((await driver.call('GET', '/wallets')).body.data as any[]).map((w) => [w.currency, w]));
+  const expected = expectedWallets(driver.payments, finals, BigInt(TOP_UP_XOF) * 1_000_000n);
+
+  // The store, read directly: on PGlite the service must be stopped first (one process per directory).
+  await svc.stop();
+  const db = await openDatabase(databaseUrl ? { databaseUrl } : { pgliteDir: path.join(dataDir, 'pglite') });
+  let figures;
+  try {
+    figures = await storeChecks({
+      db, merchantId: merchant.id, driver, finals, wallets, expected, deliveries: receiver.deliveries, signingSecret: hook.signing_secret,
+    });
+  } finally {
+    await db.close();
+  }
+
+  const byKind = (k: string) => driver.payments.filter((p) => p.kind === k).length;
+  const pending = driver.payments.filter((p) => expectedFinal(p).pending).length;
+  const terminal = driver.payments.length - pending - misses.length;
+  const ledger = audit.body?.ledger;
+  const readModelDiffs = (audit.body?.read_models ?? []).filter((p: any) => !p.ok).map((p: any) => p.projection);
+  t.comment(
+    `crash-consistency ${mode}: seed=${SEED}, kills=${svc.starts - 1} (after-append ${kills['after-append']} [a relaunch: ${kills.afterRelaunch}], during-webhook ${kills['during-webhook-delivery']}, ` +
+    `after-provider-call ${kills['after-provider-call']}, random ${kills.random}${kills.aimedMissed ? `, of which aimed but not reached ${kills.aimedMissed}` : ''})` +
+    `${pg ? `, postgres immediate restarts=${pgRestarts.live + pgRestarts.withService} (under the running service ${pgRestarts.live}, survived ${pgRestarts.serviceSurvived}` +
+      `${pgRestarts.recoveryMs.length ? `, ready again after ${pgRestarts.recoveryMs.join('/')} ms` : ''}; with a service kill ${pgRestarts.withService})` : ''}` +
+    `${natsUrl ? ', bus NATS' : ''}`);
+  t.comment(
+    `  requests: http=${driver.stats.httpRequests}, 2xx acknowledged=${driver.acked.length} (after a retry ${driver.stats.retriedAcks}), ` +
+    `network errors=${driver.stats.networkErrors}, in-progress retries=${driver.stats.inProgressRetries}, 5xx during database outage=${driver.stats.outage5xx}, unexpected=${driver.stats.unexpected.length}`);
+  t.comment(
+    `  payments=${driver.payments.length} (payins ${byKind('payin')}, payouts ${byKind('payout')}, transfers ${byKind('transfer')}, ` +
+    `relaunches ${driver.acked.filter((a) => a.kind === 'relaunch').length}), terminal=${terminal}, pending-legit=${pending}, off-plan=${misses.length}`);
+  t.comment(
+    `  duplicates=${figures.duplicates.length}, provider problems=${figures.providerProblems.length}, orphans=${figures.orphans.length}, ` +
+    `ledger imbalance=${ledger ? Object.values(ledger.counts as Record<string, number>).reduce((a, b) => a + b, 0) : 'n/a'}, ` +
+    `read-model diffs=${readModelDiffs.length}, wallet mismatches=${figures.walletMismatches.length}`);
+  t.comment(
+    `  webhooks: events=${figures.webhookEvents}, deliveries=${figures.deliveries} (redeliveries ${figures.redeliveries}), problems=${figures.webhookProblems.length}; ` +
+    `load ${Math.round((loadDone - began) / 1000)} s, checks ${Math.round((Date.now() - loadDone) / 1000)} s, ` +
+    `start to ready ${svc.readyTimesMs.map((ms) => (ms / 1000).toFixed(1)).join('/')} s`);
+
+  const list = (xs: string[]) => xs.slice(0, 20).join('\n') + (xs.length > 20 ? `\n… ${xs.length - 20} more` : '');
+  t.ok(svc.starts - 1 >= KILLS, `at least ${KILLS} kills (${svc.starts - 1})`);
+  t.ok(kills['after-append'] > 0 && kills['during-webhook-delivery'] > 0, 'kills landed between append and projection and during webhook delivery');
+  t.same(driver.stats.unexpected, [], 'no unexpected answer (no 5xx outside a database outage, no refusal of a valid request)');
+  t.ok(driver.acked.length > 0 && driver.payments.length > 0, 'the load was acknowledged');
+  t.same(resources.problems, [], `every acknowledged request's resource is there with its amounts (${resources.checked} checked)`);
+  t.same(misses, [], 'every payment is terminal as planned, or legitimately pending');
+  t.same(figures.duplicates, [], 'each collection and each successful disbursement recorded once');
+  t.same(figures.providerProblems, [], 'the provider initiated each leg once and paid each transfer at most once');
+  t.same(figures.orphans, [], 'no resource was created that no acknowledged request names');
+  t.equal(audit.status, 200, 'the audit ran');
+  t.equal(audit.body?.discrepancies, 0, `the audit passes: ledger balanced, read models equal a fresh fold${audit.body?.ok ? '' : `\n${JSON.stringify(audit.body?.ledger?.findings?.slice(0, 10))} ${readModelDiffs.join(', ')}`}`);
+  t.same(figures.walletMismatches, [], 'every wallet read model equals the fold of its events and what the settled payments say');
+  t.equal(pendingHooks, 0, 'every webhook event was delivered');
+  t.same(figures.webhookProblems, [], 'every webhook event arrived (signed), each first in its resource\'s order');
+  if (driver.stats.unexpected.length + misses.length + figures.duplicates.length > 0) t.comment(list([...driver.stats.unexpected, ...misses, ...figures.duplicates]));
+}

@@ -1,0 +1,284 @@
+// The merchant side of the crash suite: a mixed load of payins, payouts and transfers (some planned to
+// fail or stay pending by the sandbox's phone rules, failed disbursements relaunched), sent with
+// Idempotency-Keys through a service that keeps dying. A request that meets a dead service (network
+// error), an `idempotency_in_progress` (its first attempt's claim is still leased) or a 5xx while the
+// database is down is retried with the same key, as a merchant would; whatever answers 2xx is
+// recorded as acknowledged, with the plan the payment must end in.
+import { randomBytes } from 'node:crypto';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Rng } from './rng.ts';
+
+export type Plan = 'ok' | 'fail' | 'stuck';
+export type PaymentKind = 'payin' | 'payout' | 'transfer';
+
+export interface Acked {
+  kind: 'customer' | 'quote' | PaymentKind | 'relaunch';
+  id: string;
+  idemKey: string;
+  /** The 2xx answer. */
+  body: any;
+  /** HTTP attempts it took (more than 1: it was retried across a crash or an outage). */
+  tries: number;
+}
+
+/** A payment the merchant was told exists, and how the sandbox must settle it. */
+export interface PlannedPayment {
+  kind: PaymentKind;
+  id: string;
+  acked: Acked;
+  quoteId: string;
+  /** payin: the payer; payout: the recipient; transfer: the payer (collection). */
+  plan: Plan;
+  /** transfer only: the first disbursement's recipient. */
+  payoutPlan?: Plan;
+  /** transfer only: a failed first disbursement is relaunched to a good recipient. */
+  relaunch?: boolean;
+  relaunched?: Acked;
+}
+
+export interface DriverStats {
+  httpRequests: number;
+  networkErrors: number;
+  inProgressRetries: number;
+  outage5xx: number;
+  retriedAcks: number;
+  /** Answers that should never happen: a 5xx outside a database outage, an unexpected 4xx. */
+  unexpected: string[];
+}
+
+export interface DriverOptions {
+  url: string;
+  apiKey: string;
+  apiSecret: string;
+  rng: Rng;
+  concurrency: number;
+  /** True while the database is down (and shortly after): a 5xx then is retried, not a defect. */
+  inOutage: () => boolean;
+  /** How long one request is retried before the driver gives up (a defect: nothing recovers). */
+  giveUpMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const REQUEST_TIMEOUT_MS = 20_000;
+/** Operations waiting on the side for a dead claim's lease, at most. */
+const MAX_PARKED = 16;
+/** The running operation's "my key is held by a dead claim" hook (each merchant loop runs its own). */
+const blockedHook = new AsyncLocalStorage<() => void>();
+
+export class GaveUp extends Error {}
+
+interface Answer { status: number; body: any; text: string; tries: number }
+
+/** Phones: the last two digits choose the sandbox outcome (99 fails, 98 stays pending). */
+function phone(prefix: string, rng: Rng, plan: Plan): string {
+  const ending = plan === 'fail' ? '99' : plan === 'stuck' ? '98' : String(rng.int(10, 97));
+  return `${prefix}${String(rng.int(0, 99_999)).padStart(5, '0')}${ending}`;
+}
+const cmPhone = (rng: Rng, plan: Plan) => phone('+23767', rng, plan);
+const snPhone = (rng: Rng, plan: Plan) => phone('+22177', rng, plan);
+const party = (country: string, operator: string, p: string) => ({ country_code: country, rail_type: 'mobile_money', operator_code: operator, phone: p });
+const recipient = (p: string) => ({ ...party('SN', 'SN_WAVE_MOMO', p), recipient_type: 'individual', first_name: 'Moussa', last_name: 'Ndiaye' });
+
+export class Driver {
+  readonly stats: DriverStats = { httpRequests: 0, networkErrors: 0, inProgressRetries: 0, outage5xx: 0, retriedAcks: 0, unexpected: [] };
+  readonly acked: Acked[] = [];
+  readonly payments: PlannedPayment[] = [];
+  /** The customers the load pays for (set by the test after creating them). */
+  readonly customers = { CM: '', SN: '' };
+  private stopping = false;
+  private loops: Promise<void>[] = [];
+  private followUps = new Set<Promise<void>>();
+  private keyCounter = 0;
+  private parked = 0;
+  private readonly prefix = randomBytes(3).toString('hex');
+
+  constructor(private readonly o: DriverOptions) {}
+
+  private key(kind: string): string {
+    return `crash-${this.prefix}-${kind}-${++this.keyCounter}`;
+  }
+
+  /**
+   * One request, retried with the same Idempotency-Key until the service gives a real answer.
+   * `onBlocked` is told when the key is held by a claim whose process died (it frees after its lease).
+   */
+  async call(method: string, path: string, body?: unknown, idemKey?: string, onBlocked?: () => void): Promise<Answer> {
+    const deadline = Date.now() + (this.o.giveUpMs ?? 120_000);
+    const headers: Record<string, string> = { 'x-api-key': this.o.apiKey, 'x-api-secret': this.o.apiSecret };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (idemKey) headers['idempotency-key'] = idemKey;
+    for (let tries = 1; ; tries++) {
+      if (Date.now() > deadline) throw new GaveUp(`${method} ${path} (key ${idemKey ?? '-'}) got no answer in ${this.o.giveUpMs ?? 120_000} ms`);
+      this.stats.httpRequests++;
+      let res: Response;
+      let text: string;
+      try {
+        res = await fetch(this.o.url + path, {
+          method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        });
+        text = await res.text();
+      } catch {
+        this.stats.networkErrors++; // the service is down (or died while answering): same key again
+        await sleep(200);
+        continue;
+      }
+      let parsed: any;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = text;
+      }
+      if (res.status === 409 && parsed?.error?.code === 'idempotency_in_progress') {
+        this.stats.inProgressRetries++; // the first attempt died holding the claim: wait for its lease
+        onBlocked?.();
+        await sleep(500);
+        continue;
+      }
+      if (res.status >= 500) {
+        if (this.o.inOutage()) this.stats.outage5xx++;
+        else this.stats.unexpected.push(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+        await sleep(300);
+        continue;
+      }
+      if (res.status === 429) {
+        await sleep(200);
+        continue;
+      }
+      return { status: res.status, body: parsed, text, tries };
+    }
+  }
+
+  /** A create that must answer `status`; recorded as acknowledged. Anything else is unexpected. */
+  private async create(kind: Acked['kind'], path: string, body: unknown, status = 201): Promise<Acked | undefined> {
+    const idemKey = this.key(kind);
+    const r = await this.call('POST', path, body, idemKey, blockedHook.getStore());
+    if (r.status !== status) {
+      this.stats.unexpected.push(`POST ${path} (key ${idemKey}, try ${r.tries}): ${r.status} ${r.text.slice(0, 300)}`);
+      return undefined;
+    }
+    const a: Acked = { kind, id: r.body.id, idemKey, body: r.body, tries: r.tries };
+    if (r.tries > 1) this.stats.retriedAcks++;
+    this.acked.push(a);
+    return a;
+  }
+
+  /** The two customers the load uses (acknowledged like any create). */
+  async createCustomers(): Promise<void> {
+    for (const country of ['CM', 'SN'] as const) {
+      const c = await this.create('customer', '/customers', { first_name: 'Awa', last_name: 'Diop', country_code: country });
+      if (!c) throw new Error(`customer: ${this.stats.unexpected.at(-1)}`);
+      this.customers[country] = c.id;
+    }
+  }
+
+  private async payin(): Promise<void> {
+    const { rng } = this.o;
+    const otp = rng.chance(0.2); // SN_ORANGE_MOMO needs an OTP to collect; 000000 fails the collection
+    const plan: Plan = otp ? (rng.chance(0.2) ? 'fail' : 'ok') : rng.pick(['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'fail', 'fail', 'stuck'] as const);
+    const amount = String(rng.int(1_000, 50_000));
+    const [country, operator, currency, customer] = otp
+      ? ['SN', 'SN_ORANGE_MOMO', 'XOF', this.customers.SN] : ['CM', 'CM_MTN_MOMO', 'XAF', this.customers.CM];
+    const q = await this.create('quote', '/quotes/payin', {
+      customer_id: customer, country_code: country, operator_code: operator, rail_type: 'mobile_money', send_amount: amount, send_currency: currency,
+    });
+    if (!q) return;
+    const source = party(country, operator, otp ? snPhone(rng, 'ok') : cmPhone(rng, plan));
+    const extra = otp ? { otp: plan === 'fail' ? '000000' : String(rng.int(100_000, 999_999)) } : {};
+    const p = await this.create('payin', '/payins', { quote_id: q.id, customer_id: customer, source, ...extra });
+    if (p) this.payments.push({ kind: 'payin', id: p.id, acked: p, quoteId: q.id, plan });
+  }
+
+  private async payout(): Promise<void> {
+    const { rng } = this.o;
+    const plan: Plan = rng.pick(['ok', 'ok', 'ok', 'ok', 'ok', 'fail', 'fail', 'stuck'] as const);
+    const q = await this.create('quote', '/quotes/payout', {
+      customer_id: this.customers.SN, country_code: 'SN', operator_code: 'SN_WAVE_MOMO', rail_type: 'mobile_money',
+      send_amount: String(rng.int(1_000, 20_000)), send_currency: 'XOF',
+    });
+    if (!q) return;
+    const p = await this.create('payout', '/payouts', {
+      quote_id: q.id, customer_id: this.customers.SN, payment_reason_text: 'Crash suite', recipient: recipient(snPhone(rng, plan)),
+    });
+    if (p) this.payments.push({ kind: 'payout', id: p.id, acked: p, quoteId: q.id, plan });
+  }
+
+  private async transfer(): Promise<void> {
+    const { rng } = this.o;
+    const plan: Plan = rng.pick(['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'fail', 'stuck'] as const);
+    const payoutPlan: Plan = rng.pick(['ok', 'ok', 'ok', 'ok', 'fail', 'fail', 'fail', 'stuck'] as const);
+    const relaunch = payoutPlan === 'fail' && rng.chance(0.8);
+    const q = await this.create('quote', '/quotes/transfer', {
+      customer_id: this.customers.CM, payer_operator_code: 'CM_MTN_MOMO', recipient_operator_code: 'SN_WAVE_MOMO',
+      payin_currency: 'XAF', payout_currency: 'XOF', payin_amount: String(rng.int(2_000, 30_000)),
+    });
+    if (!q) return;
+    const goodRecipient = recipient(snPhone(rng, 'ok'));
+    const tr = await this.create('transfer', '/transfers', {
+      quote_id: q.id, customer_id: this.customers.CM,
+      payer: party('CM', 'CM_MTN_MOMO', cmPhone(rng, plan)), recipient: recipient(snPhone(rng, payoutPlan)),
+    });
+    if (!tr) return;
+    const planned: PlannedPayment = { kind: 'transfer', id: tr.id, acked: tr, quoteId: q.id, plan, payoutPlan, relaunch: plan === 'ok' && relaunch };
+    this.payments.push(planned);
+    if (planned.relaunch) this.follow(this.relaunchWhenFailed(planned, goodRecipient));
+  }
+
+  /** Waits for the planned disbursement failure, then relaunches to a recipient who gets paid. */
+  private async relaunchWhenFailed(p: PlannedPayment, to: Record<string, unknown>): Promise<void> {
+    const deadline = Date.now() + 180_000;
+    for (;;) {
+      const r = await this.call('GET', `/transfers/${p.id}`);
+      if (r.status === 200 && r.body.status === 'failed' && r.body.payout_status === 'failed') break;
+      if (Date.now() > deadline) {
+        this.stats.unexpected.push(`transfer ${p.id} never reached the planned disbursement failure: ${r.text.slice(0, 300)}`);
+        return;
+      }
+      await sleep(300);
+    }
+    p.relaunched = await this.create('relaunch', `/transfers/${p.id}/relaunch-payout`, { recipient: to }, 200);
+  }
+
+  private follow(p: Promise<void>): void {
+    const tracked = p.catch((err) => { this.stats.unexpected.push(`follow-up: ${(err as Error).message}`); })
+      .finally(() => this.followUps.delete(tracked));
+    this.followUps.add(tracked);
+  }
+
+  /** Starts `concurrency` merchant loops, each running one operation after the other. */
+  start(): void {
+    const { rng } = this.o;
+    for (let i = 0; i < this.o.concurrency; i++) {
+      this.loops.push((async () => {
+        while (!this.stopping) {
+          // An operation whose key is held by a dead process's claim waits out the lease (up to 30 s)
+          // on the side, as a merchant's retry queue would, and the loop goes on with new work.
+          while (this.parked >= MAX_PARKED && !this.stopping) await sleep(200);
+          const roll = rng.next();
+          let park!: () => void;
+          const parked = new Promise<void>((r) => { park = r; });
+          let isParked = false;
+          const onBlocked = () => {
+            if (isParked) return;
+            isParked = true;
+            this.parked++;
+            park();
+          };
+          const op = blockedHook.run(onBlocked, async () => {
+            if (roll < 0.35) await this.payin();
+            else if (roll < 0.6) await this.payout();
+            else await this.transfer();
+          }).finally(() => { if (isParked) this.parked--; });
+          this.follow(op);
+          await Promise.race([op.catch(() => undefined), parked]);
+        }
+      })());
+    }
+  }
+
+  /** Stops starting operations; resolves once every operation and relaunch in flight has finished. */
+  async drain(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(this.loops);
+    while (this.followUps.size > 0) await Promise.all([...this.followUps]);
+  }
+}

@@ -1,0 +1,39 @@
+// A job scheduled inside a transaction runs as soon as that transaction commits (bench issue 8):
+// waking the poller at schedule time found nothing (the row was not committed yet) and the job then
+// waited a whole poll interval, at every hop of a payment's webhook chain.
+import t from 'tap';
+import pino from 'pino';
+import { Scheduler } from '../src/infra/scheduler.ts';
+import { systemClock } from '../src/infra/clock.ts';
+import { testDatabase } from './helpers/db.ts';
+
+const log = pino({ level: 'silent' });
+
+t.test('scheduled in a transaction: run right after the commit, not a poll interval later', async (t) => {
+  const tdb = await testDatabase();
+  t.teardown(() => tdb.teardown());
+  const s = new Scheduler(tdb.db.knex, systemClock, log);
+  const ran: number[] = [];
+  s.register('k', async () => { ran.push(performance.now()); });
+  s.start();
+  t.teardown(() => s.stop());
+  await new Promise((r) => setTimeout(r, 300)); // the start-up poll is over: the next is ~250 ms away
+
+  const samples: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    let committedAt = 0;
+    await tdb.db.knex.transaction(async (tx) => {
+      await s.schedule('k', `in-tx-${i}`, {}, systemClock.now(), { tx });
+      await new Promise((r) => setTimeout(r, 30)); // the poller, woken now, would find nothing
+      committedAt = performance.now();
+    });
+    const end = Date.now() + 5000;
+    while (ran.length <= i && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+    t.equal(ran.length, i + 1, `job ${i} ran`);
+    samples.push(ran[i]! - committedAt);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  samples.sort((a, b) => a - b);
+  // Woken before the commit, the poll missed the row and the next came ~250 ms later.
+  t.ok(samples[1]! < 150, `median ${Math.round(samples[1]!)} ms from commit to run (${samples.map(Math.round).join(', ')})`);
+});
