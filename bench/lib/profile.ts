@@ -13,6 +13,6 @@ export interface Profile {
 }
 
 export const PROFILES: Record<Profile['name'], Profile> = {
-  quick: { name: 'quick', seconds: 10, warmupSeconds: 2, appendSeconds: 3, transferRate: 20, transferSeconds: 15, webhookEvents: 500, rebuildEvents: 200_000 },
+  quick: { name: 'quick', seconds: 8, warmupSeconds: 2, appendSeconds: 2, transferRate: 20, transferSeconds: 10, webhookEvents: 300, rebuildEvents: 200_000 },
   full: { name: 'full', seconds: 60, warmupSeconds: 10, appendSeconds: 15, transferRate: 20, transferSeconds: 60, webhookEvents: 3000, rebuildEvents: 1_000_000 },
 };
