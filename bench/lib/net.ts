@@ -1,16 +1,6 @@
 // A free TCP port on 127.0.0.1, and waiting for an HTTP endpoint to answer 200.
-import net from 'node:net';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+// The tests' own: a port asked of the kernel, then released.
+export { freePort } from '../../test/helpers/net.ts';
 
 export async function waitForHttp(url: string, ms: number, alive: () => boolean = () => true): Promise<void> {
   const end = Date.now() + ms;

@@ -1,7 +1,7 @@
-// A local webhook receiver on 127.0.0.1: records when each delivery arrived (event, resource id),
-// answers 200, or never answers (`hang`), like a merchant endpoint that is down.
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+// The bench's webhook receiver: the tests' receiver (test/helpers/webhooks.ts), plus when each
+// delivery arrived on the monotonic clock (event, resource id), answering 200 or never (`hang`),
+// like a merchant endpoint that is down.
+import { startReceiver as startTestReceiver } from '../../test/helpers/webhooks.ts';
 
 export interface Arrival { event: string; resourceId: string; at: number }
 
@@ -13,35 +13,17 @@ export interface Receiver {
 }
 
 export async function startReceiver(opts: { hang?: boolean } = {}): Promise<Receiver> {
-  const sockets = new Set<Socket>();
-  const r: Receiver = {
-    url: '', arrivals: [],
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      try {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event: string; data: { id: string } };
-        const a = { event: body.event, resourceId: body.data.id, at };
-        r.arrivals.push(a);
-        r.onArrival?.(a);
-      } catch { /* not a webhook envelope: counted nowhere */ }
-      if (opts.hang) return;
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end('ok');
-    });
+  const arrivals: Arrival[] = [];
+  const inner = await startTestReceiver((d) => {
+    const at = performance.now();
+    try {
+      const body = JSON.parse(d.body) as { event: string; data: { id: string } };
+      const a = { event: body.event, resourceId: body.data.id, at };
+      arrivals.push(a);
+      r.onArrival?.(a);
+    } catch { /* not a webhook envelope: counted nowhere */ }
+    return opts.hang ? { hang: true } : { status: 200 };
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  const r: Receiver = { url: inner.url, arrivals, close: () => inner.close() };
   return r;
 }
