@@ -38,8 +38,19 @@ export function pollingSubscription(
   const batchSize = opts.batchSize ?? 500;
   const pollMs = opts.pollMs ?? 500;
   let checkpoint = opts.after;
+  let lastRead = Number.NEGATIVE_INFINITY;
+  let more = true; // the last read was a full batch (catching up): read on at once
   const loop = (async () => {
     while (!stopped) {
+      // Nothing known past the checkpoint (e.g. the NOTIFY echo of an append of ours, already
+      // delivered): no read until a signal says more, or until the poll interval, which covers
+      // other processes' commits whose notification was lost.
+      const quietFor = Date.now() - lastRead;
+      if (!more && wakeup.knownHead <= checkpoint && quietFor < pollMs) {
+        await wakeup.wait(pollMs - quietFor);
+        continue;
+      }
+      lastRead = Date.now();
       let batch: RecordedEvent[];
       try {
         batch = await readAll(checkpoint, batchSize);
@@ -51,12 +62,13 @@ export function pollingSubscription(
         if (stopped) break;
         opts.onError?.(err);
         await wakeup.wait(1000);
+        more = true; // try again whatever the wake-up hints say
         continue;
       }
-      if (batch.length === batchSize) continue;
-      // A commit we were told about is not readable yet (an older transaction still holds
-      // pg_snapshot_xmin back): look again soon rather than at the next poll.
-      await wakeup.wait(wakeup.knownHead > checkpoint ? 5 : pollMs);
+      more = batch.length === batchSize;
+      if (more) continue;
+      // A commit we were told about is not readable yet: look again soon rather than at the next poll.
+      if (wakeup.knownHead > checkpoint) await wakeup.wait(5);
     }
   })();
   return {

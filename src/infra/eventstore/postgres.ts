@@ -33,6 +33,7 @@ import {
   type Subscription,
 } from './types.ts';
 import { pollingSubscription, Wakeup } from './polling-subscription.ts';
+import { RecentAppends } from './recent-appends.ts';
 import { crashPoint } from '../crash-points.ts';
 
 export const APPEND_LOCK_KEY = 7_201_410_001; // arbitrary, fixed: the global append lock
@@ -149,6 +150,10 @@ export class PostgresEventStore implements EventStore {
   private queue: Pending[] = [];
   private writing = false;
   private readonly wakeup = new Wakeup();
+  /** This process's latest commits, for its own subscribers (see recent-appends.ts). */
+  private readonly recent = new RecentAppends();
+  /** The batch being written, until its events are in `recent` and its appends resolved. */
+  private inFlight: Promise<void> | undefined;
   private listener: pg.Client | undefined;
   private closed = false;
   /** PostgreSQL: the one connection appends use (they take turns under the append lock anyway). */
@@ -202,10 +207,15 @@ export class PostgresEventStore implements EventStore {
         // waiting behind a batch of one.
         await new Promise<void>((r) => setImmediate(r));
         const batch = this.queue.splice(0, MAX_BATCH_APPENDS);
+        let batchDone!: () => void;
+        this.inFlight = new Promise<void>((r) => (batchDone = r));
         try {
           const outcomes = await this.writeBatch(batch);
           crashPoint('after-append', () => batch.flatMap((p) => p.appends.flatMap((a) => a.events.map((e) => e.type))));
           let head = 0n;
+          const committed: RecordedEvent[] = [];
+          for (const o of outcomes) if (!(o instanceof Error)) committed.push(...o.events);
+          this.recent.add(committed.sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0)));
           batch.forEach((p, i) => {
             const o = outcomes[i]!;
             if (o instanceof Error) p.reject(o);
@@ -217,6 +227,9 @@ export class PostgresEventStore implements EventStore {
           if (head > 0n) this.wakeup.signal(head);
         } catch (err) {
           for (const p of batch) p.reject(err);
+        } finally {
+          this.inFlight = undefined;
+          batchDone();
         }
       }
     } finally {
@@ -302,7 +315,17 @@ export class PostgresEventStore implements EventStore {
   }
 
   subscribe(opts: SubscribeOptions): Subscription {
-    return pollingSubscription((a, l) => this.readAll(a, l), this.wakeup, opts);
+    // A subscriber right behind this process's own commits takes them from memory; a short run is
+    // fine here (the subscription reads again), unlike for readAll's other callers.
+    return pollingSubscription(async (a, l) => {
+      let mine = this.recent.after(a, l);
+      if (mine.length === 0 && this.inFlight) {
+        // Our own NOTIFY can arrive before the committing batch has put its events here: wait for it.
+        await this.inFlight;
+        mine = this.recent.after(a, l);
+      }
+      return mine.length > 0 ? mine : this.readAll(a, l);
+    }, this.wakeup, opts);
   }
 
   async head(): Promise<bigint> {
