@@ -30,7 +30,8 @@ export interface Ctx {
   query: Record<string, any>;
   headers: Record<string, string | string[] | undefined>;
   /** Set on idempotent operations: the id the created resource must take (stable across a retry). */
-  idempotency?: { key: string; resourceId: string };
+  /** `fresh`: the resource id was drawn by this claim, so no stream has it yet (not a take-over). */
+  idempotency?: { key: string; resourceId: string; fresh: boolean };
   clientIp: string;
 }
 

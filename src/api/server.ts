@@ -199,7 +199,7 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
       send(res, { status: claim.status, body: { ...replayed, _meta: { idempotency_key: idemKey, idempotency_replayed: true } } });
       return;
     }
-    ctx.idempotency = { key: idemKey, resourceId: claim.resourceId };
+    ctx.idempotency = { key: idemKey, resourceId: claim.resourceId, fresh: claim.fresh };
     let reply: Reply;
     try {
       reply = await handler(ctx);

@@ -2,6 +2,12 @@
 // A small in-process cache keeps each stream's folded state and version, so a hot stream (a wallet)
 // is not re-read from its first event on every command; the expected version on append keeps the
 // cache honest (a conflict drops the entry and the command is decided again).
+//
+// Inside `transact` the cache is trusted without a read: a cached state can only lag the store
+// (events are never removed), and deciding on a lagging state either appends with a stale expected
+// version (a conflict: decided again from a fresh read) or refuses / decides nothing, in which case
+// the command is decided again from a fresh read before that answer stands. A successful append
+// moves the cache on with the events it committed. Outside `transact`, `load` always reads the tail.
 import type { Decider, DomainEvent } from '../domain/decider.ts';
 import {
   WrongExpectedVersion,
@@ -15,6 +21,17 @@ export interface Loaded<S> {
   streamId: string;
   state: S;
   version: number;
+}
+
+/** What an attempt inside `transact` loads its aggregates with. */
+export interface AttemptLoader {
+  load<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>>;
+}
+
+interface Used {
+  decider: Decider<unknown, DomainEvent>;
+  state: unknown;
+  fromCache: boolean;
 }
 
 const CACHE_LIMIT = 10_000;
@@ -57,32 +74,101 @@ export class Aggregates {
   }
 
   /**
-   * Runs `attempt` (load, decide, return the appends) and appends atomically; on a version conflict,
-   * decides again from fresh state. Commands on the same streams in this process take turns, so
-   * conflicts only come from other processes.
+   * For facts that never change once a stream exists (a quote's merchant, flow, currencies): the
+   * cached state when the stream is known to exist, else a read.
+   */
+  async peek<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>> {
+    const cached = this.cache.get(streamId) as { state: S; version: number } | undefined;
+    if (cached && cached.version > 0) return { streamId, ...cached };
+    return this.load(streamId, decider);
+  }
+
+  /**
+   * A stream whose id was drawn moments ago (a fresh idempotency claim's resource id) cannot exist
+   * yet: `transact` may decide on its initial state without reading it (the expected version 0
+   * still guards the append).
+   */
+  assumeNew<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): void {
+    if (!this.cache.has(streamId)) this.remember(streamId, decider.initialState(), 0);
+  }
+
+  /**
+   * Runs `attempt` (load through `tx`, decide, return the appends) and appends atomically; on a
+   * version conflict, decides again from fresh state. Commands on the same streams in this process
+   * take turns, so conflicts only come from other processes.
    */
   async transact<R>(
     lockKeys: string[],
-    attempt: () => Promise<{ appends: StreamAppend[]; result: R }>,
+    attempt: (tx: AttemptLoader) => Promise<{ appends: StreamAppend[]; result: R }>,
   ): Promise<{ result: R; append: AppendResult | undefined }> {
     return this.withLocks([...new Set(lockKeys)].sort(), async () => {
+      let trustCache = true;
       for (let i = 1; ; i++) {
-        const { appends, result } = await attempt();
-        const nonEmpty = appends.filter((a) => a.events.length > 0);
-        if (nonEmpty.length === 0) return { result, append: undefined };
+        const used = new Map<string, Used>();
+        const tx: AttemptLoader = {
+          load: async <S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>> => {
+            const cached = trustCache ? (this.cache.get(streamId) as { state: S; version: number } | undefined) : undefined;
+            const loaded = cached ? { streamId, ...cached } : await this.load(streamId, decider);
+            used.set(streamId, { decider: decider as unknown as Decider<unknown, DomainEvent>, state: loaded.state, fromCache: !!cached });
+            return loaded;
+          },
+        };
+        const unverified = () => [...used].filter(([, u]) => u.fromCache).map(([id]) => id);
+        let outcome: { appends: StreamAppend[]; result: R };
+        try {
+          outcome = await attempt(tx);
+        } catch (err) {
+          // A refusal decided on cached state is confirmed on fresh state before it stands.
+          const stale = unverified();
+          if (stale.length === 0) throw err;
+          for (const id of stale) this.forget(id);
+          trustCache = false;
+          continue;
+        }
+        const nonEmpty = outcome.appends.filter((a) => a.events.length > 0);
+        if (nonEmpty.length === 0) {
+          const stale = unverified();
+          if (stale.length === 0) return { result: outcome.result, append: undefined };
+          for (const id of stale) this.forget(id); // "nothing to do" is confirmed on fresh state too
+          trustCache = false;
+          continue;
+        }
         try {
           const append = await this.store.append(nonEmpty);
-          return { result, append };
+          this.advance(used, nonEmpty, append);
+          return { result: outcome.result, append };
         } catch (err) {
           if (err instanceof WrongExpectedVersion && i < MAX_ATTEMPTS) {
             for (const a of nonEmpty) this.forget(a.streamId);
             await new Promise((r) => setTimeout(r, conflictPauseMs(i)));
             continue;
           }
+          for (const a of nonEmpty) this.forget(a.streamId); // in doubt (e.g. a lost connection): read next time
           throw err;
         }
       }
     });
+  }
+
+  /** Moves the cache of each appended stream on by the events just committed to it. */
+  private advance(used: Map<string, Used>, appends: StreamAppend[], result: AppendResult): void {
+    for (const a of appends) {
+      const u = used.get(a.streamId);
+      const version = result.versions[a.streamId];
+      if (!u || version === undefined || version !== (a.expectedVersion === 'any' ? Number.NaN : a.expectedVersion + a.events.length)) {
+        this.forget(a.streamId); // not loaded here, or written with 'any': read next time
+        continue;
+      }
+      // The events as stored (JSON round trip), so the state is the one a fresh load would fold.
+      const recorded = result.events.filter((e) => e.streamId === a.streamId).sort((x, y) => x.version - y.version);
+      if (recorded.length !== a.events.length) {
+        this.forget(a.streamId);
+        continue;
+      }
+      let state = u.state;
+      for (const e of recorded) state = u.decider.evolve(state, { type: e.type, data: e.data } as DomainEvent);
+      this.remember(a.streamId, state, version);
+    }
   }
 
   private async withLocks<T>(keys: string[], fn: () => Promise<T>): Promise<T> {

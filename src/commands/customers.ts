@@ -16,8 +16,8 @@ export async function createCustomer(
 ): Promise<C.CustomerState> {
   const streamId = streams.customer(c.customerId);
   const at = s.clock.now().toISOString();
-  const { result, append } = await s.aggregates.transact([streamId], async () => {
-    const loaded = await s.aggregates.load(streamId, C.customerDecider);
+  const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, C.customerDecider);
     const events = C.createCustomer(loaded.state, { ...c, at });
     const state = events.reduce(C.customerDecider.evolve, loaded.state);
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: state };

@@ -29,7 +29,8 @@ export function requestHash(method: string, path: string, body: unknown): string
 }
 
 export type Claim =
-  | { kind: 'run'; resourceId: string }
+  /** `fresh`: the resource id was drawn for this claim (no stream can have it yet); a take-over reuses one. */
+  | { kind: 'run'; resourceId: string; fresh: boolean }
   | { kind: 'replay'; status: number; body: unknown };
 
 interface Row {
@@ -51,17 +52,13 @@ export class IdempotencyStore {
   ) {}
 
   async claim(merchantId: string, key: string, method: string, path: string, hash: string): Promise<Claim> {
+    // A new key (nearly every request) is one statement on its own; only a key seen before needs
+    // the transaction below, which locks its row to decide replay, conflict, wait or take-over.
+    const first = await this.insertClaim(this.knex, merchantId, key, method, path, hash);
+    if (first) return first;
     return this.knex.transaction(async (tx) => {
       const now = this.clock.now();
       const resourceId = randomUUID();
-      const inserted = await tx.raw<{ rows: unknown[] }>(
-        `INSERT INTO idempotency_keys
-           (merchant_id, key, method, path, request_hash, resource_id, state, locked_until, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, ?)
-         ON CONFLICT (merchant_id, key) DO NOTHING RETURNING key`,
-        [merchantId, key, method, path, hash, resourceId, new Date(now.getTime() + LEASE_MS), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
-      );
-      if (inserted.rows.length === 1) return { kind: 'run', resourceId };
 
       const found = await tx.raw<{ rows: Row[] }>(
         'SELECT * FROM idempotency_keys WHERE merchant_id = ? AND key = ? FOR UPDATE',
@@ -71,14 +68,8 @@ export class IdempotencyStore {
       if (!row) {
         // The row we collided with was expired and purged (purgeExpired) in between: the key is free,
         // unless another request with it got there first.
-        const again = await tx.raw<{ rows: unknown[] }>(
-          `INSERT INTO idempotency_keys
-             (merchant_id, key, method, path, request_hash, resource_id, state, locked_until, created_at, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, ?)
-           ON CONFLICT (merchant_id, key) DO NOTHING RETURNING key`,
-          [merchantId, key, method, path, hash, resourceId, new Date(now.getTime() + LEASE_MS), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
-        );
-        if (again.rows.length === 1) return { kind: 'run', resourceId };
+        const again = await this.insertClaim(tx, merchantId, key, method, path, hash);
+        if (again) return again;
         throw new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed');
       }
       if (new Date(row.expires_at).getTime() <= now.getTime()) {
@@ -89,7 +80,7 @@ export class IdempotencyStore {
            WHERE merchant_id = ? AND key = ?`,
           [method, path, hash, resourceId, new Date(now.getTime() + LEASE_MS), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS), merchantId, key],
         );
-        return { kind: 'run', resourceId };
+        return { kind: 'run', resourceId, fresh: true };
       }
       if (row.request_hash !== hash || row.method !== method || row.path !== path) {
         throw new DomainError('idempotency_conflict', 'This Idempotency-Key was used with a different request');
@@ -102,8 +93,22 @@ export class IdempotencyStore {
       await tx.raw('UPDATE idempotency_keys SET locked_until = ? WHERE merchant_id = ? AND key = ?', [
         new Date(now.getTime() + LEASE_MS), merchantId, key,
       ]);
-      return { kind: 'run', resourceId: row.resource_id };
+      return { kind: 'run', resourceId: row.resource_id, fresh: false };
     });
+  }
+
+  /** Claims a key nobody holds (a new resource id), or answers undefined when the key has a row. */
+  private async insertClaim(db: Knex | Knex.Transaction, merchantId: string, key: string, method: string, path: string, hash: string): Promise<Claim | undefined> {
+    const now = this.clock.now();
+    const resourceId = randomUUID();
+    const inserted = await db.raw<{ rows: unknown[] }>(
+      `INSERT INTO idempotency_keys
+         (merchant_id, key, method, path, request_hash, resource_id, state, locked_until, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, ?)
+       ON CONFLICT (merchant_id, key) DO NOTHING RETURNING key`,
+      [merchantId, key, method, path, hash, resourceId, new Date(now.getTime() + LEASE_MS), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
+    );
+    return inserted.rows.length === 1 ? { kind: 'run', resourceId, fresh: true } : undefined;
   }
 
   async complete(merchantId: string, key: string, status: number, body: unknown): Promise<void> {

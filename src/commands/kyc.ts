@@ -64,8 +64,8 @@ export async function submitKyc(
   const refusedUrls = await urlProblems(s, c.documents);
   const submissionId = randomUUID();
   const documents = c.documents.map((d) => ({ ...d, documentId: randomUUID() }));
-  const { result, append } = await s.aggregates.transact([streamId], async () => {
-    const loaded = await s.aggregates.load(streamId, C.customerDecider);
+  const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, C.customerDecider);
     let events: K.KycEvent[];
     try {
       events = K.submitKyc(loaded.state, { merchantId: c.merchantId, submissionId, documents, at: s.clock.now().toISOString() });
@@ -89,8 +89,8 @@ export async function submitKyc(
 /** One decision on the customer stream; answers the state after it. */
 async function onCustomer(s: Services, customerId: string, decide: (st: C.CustomerState, at: string) => K.KycEvent[], meta: EventMetadata): Promise<C.CustomerState> {
   const streamId = streams.customer(customerId);
-  const { result } = await s.aggregates.transact([streamId], async () => {
-    const loaded = await s.aggregates.load(streamId, C.customerDecider);
+  const { result } = await s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, C.customerDecider);
     const events = decide(loaded.state, s.clock.now().toISOString());
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: events.reduce(C.customerDecider.evolve, loaded.state) };
   });

@@ -7,9 +7,12 @@ import { merchantDecider, type MerchantState } from '../domain/merchant.ts';
 import { DomainError } from '../domain/errors.ts';
 import { streams } from './streams.ts';
 
-/** Another merchant's customer gets the same answer as no customer at all. */
+/**
+ * Another merchant's customer gets the same answer as no customer at all. A customer is never
+ * deleted nor moved to another merchant, so a cached one (known to exist) answers without a read.
+ */
 export async function requireCustomer(s: Services, merchantId: string, customerId: string): Promise<void> {
-  const { state } = await s.aggregates.load(streams.customer(customerId), customerDecider);
+  const { state } = await s.aggregates.peek(streams.customer(customerId), customerDecider);
   if (!state.exists || state.merchantId !== merchantId) {
     throw new DomainError('customer_not_found', 'Customer not found', [{ field: 'customer_id', message: 'no such customer for this merchant' }]);
   }

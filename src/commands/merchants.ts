@@ -12,8 +12,8 @@ type Decide = (state: M.MerchantState) => M.MerchantEvent[];
 /** Runs one decision on a merchant's stream and waits until the read models show it. */
 export async function onMerchant(s: Services, merchantId: string, decide: Decide, meta: EventMetadata): Promise<M.MerchantState> {
   const streamId = streams.merchant(merchantId);
-  const { result, append } = await s.aggregates.transact([streamId], async () => {
-    const loaded = await s.aggregates.load(streamId, M.merchantDecider);
+  const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, M.merchantDecider);
     const events = decide(loaded.state);
     const state = events.reduce(M.merchantDecider.evolve, loaded.state);
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: state };

@@ -25,22 +25,27 @@ export interface CreatePayin {
   source: RailParty;
   otp: string | undefined;
   metadata: Record<string, string>;
+  /** The id was drawn by this request's idempotency claim (no take-over): the payin cannot exist yet. */
+  fresh?: boolean;
 }
 
 export async function createPayin(s: Services, c: CreatePayin, meta: EventMetadata): Promise<P.PayinState> {
   const payinStream = streams.payin(c.payinId);
   const quoteStream = streams.quote(c.quoteId);
-  const existing = await s.aggregates.load(payinStream, P.payinDecider);
-  if (existing.state.exists) return existing.state; // a retry that took over the claim
+  if (c.fresh) s.aggregates.assumeNew(payinStream, P.payinDecider);
+  else {
+    const existing = await s.aggregates.load(payinStream, P.payinDecider);
+    if (existing.state.exists) return existing.state; // a retry that took over the claim
+  }
   await requireCustomer(s, c.merchantId, c.customerId);
   const vault = otpVault(s);
   let sealed = false;
   try {
-    const { result, append } = await s.aggregates.transact([quoteStream, payinStream], async () => {
+    const { result, append } = await s.aggregates.transact([quoteStream, payinStream], async (tx) => {
       const now = s.clock.now();
       const at = now.toISOString();
-      const quote = await s.aggregates.load(quoteStream, Q.quoteDecider);
-      const payin = await s.aggregates.load(payinStream, P.payinDecider);
+      const quote = await tx.load(quoteStream, Q.quoteDecider);
+      const payin = await tx.load(payinStream, P.payinDecider);
       if (payin.state.exists) return { appends: [], result: payin.state };
       const consumed = Q.consume(quote.state, { merchantId: c.merchantId, flow: 'payin', paymentId: c.payinId, customerId: c.customerId, now, at });
       const q = quote.state.quote!;
@@ -80,8 +85,8 @@ export async function createPayin(s: Services, c: CreatePayin, meta: EventMetada
 /** The provider accepted the collection under `providerReference` (recorded once). */
 export async function recordPayinSubmission(s: Services, payinId: string, providerReference: string, meta: EventMetadata): Promise<void> {
   const streamId = streams.payin(payinId);
-  await s.aggregates.transact([streamId], async () => {
-    const loaded = await s.aggregates.load(streamId, P.payinDecider);
+  await s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, P.payinDecider);
     const events = P.recordSubmission(loaded.state, { providerReference, at: s.clock.now().toISOString() });
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: undefined };
   });
@@ -94,12 +99,12 @@ export async function settlePayin(s: Services, payinId: string, outcome: LegOutc
   invariant(first.state.exists, `outcome for unknown payin ${payinId}`);
   const d = first.state.created!;
   const walletStream = streams.wallet(d.merchant_id, d.send_currency);
-  const { append } = await s.aggregates.transact([payinStream, walletStream], async () => {
+  const { append } = await s.aggregates.transact([payinStream, walletStream], async (tx) => {
     const at = s.clock.now().toISOString();
-    const payin = await s.aggregates.load(payinStream, P.payinDecider);
+    const payin = await tx.load(payinStream, P.payinDecider);
     const events = P.settle(payin.state, { ...outcome, at });
     const completed = events.some((e) => e.type === 'payin.completed');
-    const wallet = await s.aggregates.load(walletStream, W.walletDecider);
+    const wallet = await tx.load(walletStream, W.walletDecider);
     const credit = completed
       ? W.creditCollection(wallet.state, {
         merchantId: d.merchant_id, currency: d.send_currency, at, creditId: d.payin_id, gross: BigInt(d.send_amount),

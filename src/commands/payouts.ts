@@ -25,26 +25,31 @@ export interface CreatePayout {
   recipient: Recipient;
   paymentReasonText: string;
   metadata: Record<string, string>;
+  /** The id was drawn by this request's idempotency claim (no take-over): the resource cannot exist yet. */
+  fresh?: boolean;
 }
 
 export async function createPayout(s: Services, c: CreatePayout, meta: EventMetadata): Promise<P.PayoutState> {
   const payoutStream = streams.payout(c.payoutId);
   const quoteStream = streams.quote(c.quoteId);
-  const existing = await s.aggregates.load(payoutStream, P.payoutDecider);
-  if (existing.state.exists) return existing.state; // a retry that took over the claim
+  if (c.fresh) s.aggregates.assumeNew(payoutStream, P.payoutDecider);
+  else {
+    const existing = await s.aggregates.load(payoutStream, P.payoutDecider);
+    if (existing.state.exists) return existing.state; // a retry that took over the claim
+  }
   await requireCustomer(s, c.merchantId, c.customerId);
   // The wallet to hold from is the quote's currency: read it first to know which stream to lock.
-  const peek = await s.aggregates.load(quoteStream, Q.quoteDecider);
+  const peek = await s.aggregates.peek(quoteStream, Q.quoteDecider);
   if (!peek.state.exists || peek.state.quote!.merchant_id !== c.merchantId) {
     throw new DomainError('quote_not_found', 'Quote not found', [{ field: 'quote_id', message: 'no such quote for this merchant' }]);
   }
   const currency = peek.state.quote!.send_currency;
   const walletStream = streams.wallet(c.merchantId, currency);
-  const { result, append } = await s.aggregates.transact([quoteStream, payoutStream, walletStream], async () => {
+  const { result, append } = await s.aggregates.transact([quoteStream, payoutStream, walletStream], async (tx) => {
     const now = s.clock.now();
     const at = now.toISOString();
-    const quote = await s.aggregates.load(quoteStream, Q.quoteDecider);
-    const payout = await s.aggregates.load(payoutStream, P.payoutDecider);
+    const quote = await tx.load(quoteStream, Q.quoteDecider);
+    const payout = await tx.load(payoutStream, P.payoutDecider);
     if (payout.state.exists) return { appends: [], result: payout.state };
     const consumed = Q.consume(quote.state, { merchantId: c.merchantId, flow: 'payout', paymentId: c.payoutId, customerId: c.customerId, now, at });
     const q = quote.state.quote!;
@@ -52,7 +57,7 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
     const recipient = checkParty(c.recipient, q, 'recipient');
     // The operator may require the customer's KYC verified (routing kyc_required_operators).
     await requireKyc(s, c.merchantId, c.customerId, q.operator_code);
-    const wallet = await s.aggregates.load(walletStream, W.walletDecider);
+    const wallet = await tx.load(walletStream, W.walletDecider);
     const held = W.hold(wallet.state, {
       merchantId: c.merchantId, currency, at, holdId: c.payoutId, amount: BigInt(q.send_amount), reference: { type: 'payout', id: c.payoutId },
     });
@@ -79,8 +84,8 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
 /** The provider accepted the disbursement under `providerReference` (recorded once). */
 export async function recordPayoutSubmission(s: Services, payoutId: string, providerReference: string, meta: EventMetadata): Promise<void> {
   const streamId = streams.payout(payoutId);
-  await s.aggregates.transact([streamId], async () => {
-    const loaded = await s.aggregates.load(streamId, P.payoutDecider);
+  await s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, P.payoutDecider);
     const events = P.recordSubmission(loaded.state, { providerReference, at: s.clock.now().toISOString() });
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: undefined };
   });
@@ -93,11 +98,11 @@ export async function settlePayout(s: Services, payoutId: string, outcome: LegOu
   invariant(first.state.exists, `outcome for unknown payout ${payoutId}`);
   const d = first.state.created!;
   const walletStream = streams.wallet(d.merchant_id, d.send_currency);
-  const { append } = await s.aggregates.transact([payoutStream, walletStream], async () => {
+  const { append } = await s.aggregates.transact([payoutStream, walletStream], async (tx) => {
     const at = s.clock.now().toISOString();
-    const payout = await s.aggregates.load(payoutStream, P.payoutDecider);
+    const payout = await tx.load(payoutStream, P.payoutDecider);
     const events = P.settle(payout.state, { ...outcome, at });
-    const wallet = await s.aggregates.load(walletStream, W.walletDecider);
+    const wallet = await tx.load(walletStream, W.walletDecider);
     const target = { merchantId: d.merchant_id, currency: d.send_currency, at, holdId: d.hold_id };
     const effect = events.flatMap((e) => {
       if (e.type === 'payout.completed') return W.postHold(wallet.state, { ...target, fee: BigInt(d.total_fee), operatorCode: d.operator_code });

@@ -16,12 +16,15 @@ export type QuoteRequest =
  */
 export async function createQuote(
   s: Services,
-  c: { quoteId: string; merchantId: string; customerId: string | null; request: QuoteRequest },
+  c: { quoteId: string; merchantId: string; customerId: string | null; request: QuoteRequest; fresh?: boolean },
   meta: EventMetadata,
 ): Promise<Q.QuoteState> {
   const streamId = streams.quote(c.quoteId);
-  const existing = await s.aggregates.load(streamId, Q.quoteDecider);
-  if (existing.state.exists) return existing.state;
+  if (c.fresh) s.aggregates.assumeNew(streamId, Q.quoteDecider);
+  else {
+    const existing = await s.aggregates.load(streamId, Q.quoteDecider);
+    if (existing.state.exists) return existing.state; // a retry that took over the claim
+  }
   if (c.customerId !== null) await requireCustomer(s, c.merchantId, c.customerId);
   const merchant = await loadMerchant(s, c.merchantId);
   const now = s.clock.now();
@@ -29,8 +32,8 @@ export async function createQuote(
     quoteId: c.quoteId, merchantId: c.merchantId, customerId: c.customerId, routing: merchant.routing, pricing: merchant.pricing,
     at: now.toISOString(), expiresAt: new Date(now.getTime() + s.config.quoteTtlSeconds * 1000).toISOString(),
   };
-  const { result, append } = await s.aggregates.transact([streamId], async () => {
-    const loaded = await s.aggregates.load(streamId, Q.quoteDecider);
+  const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, Q.quoteDecider);
     const r = c.request;
     const events = r.flow === 'transfer' ? Q.quoteTransfer(loaded.state, { ...common, ...r }) : Q.quotePayinOrPayout(loaded.state, { ...common, ...r });
     const state = events.reduce(Q.quoteDecider.evolve, loaded.state);

@@ -40,6 +40,8 @@ export interface CreateTransfer {
   senderSourceOfFunds: string | null;
   senderOccupation: string | null;
   metadata: Record<string, string>;
+  /** The id was drawn by this request's idempotency claim (no take-over): the resource cannot exist yet. */
+  fresh?: boolean;
 }
 
 const partyOf = (operatorCode: string) => {
@@ -50,10 +52,13 @@ const partyOf = (operatorCode: string) => {
 export async function createTransfer(s: Services, c: CreateTransfer, meta: EventMetadata): Promise<T.TransferState> {
   const transferStream = streams.transfer(c.transferId);
   const quoteStream = streams.quote(c.quoteId);
-  const existing = await s.aggregates.load(transferStream, T.transferDecider);
-  if (existing.state.exists) return existing.state; // a retry that took over the claim
+  if (c.fresh) s.aggregates.assumeNew(transferStream, T.transferDecider);
+  else {
+    const existing = await s.aggregates.load(transferStream, T.transferDecider);
+    if (existing.state.exists) return existing.state; // a retry that took over the claim
+  }
   await requireCustomer(s, c.merchantId, c.customerId);
-  const peek = await s.aggregates.load(quoteStream, Q.quoteDecider);
+  const peek = await s.aggregates.peek(quoteStream, Q.quoteDecider);
   if (!peek.state.exists || peek.state.quote!.merchant_id !== c.merchantId) {
     throw new DomainError('quote_not_found', 'Quote not found', [{ field: 'quote_id', message: 'no such quote for this merchant' }]);
   }
@@ -62,11 +67,11 @@ export async function createTransfer(s: Services, c: CreateTransfer, meta: Event
   }
   const payoutCurrency = peek.state.quote!.payout_currency!;
   const walletStream = streams.wallet(c.merchantId, payoutCurrency);
-  const { result, append } = await s.aggregates.transact([quoteStream, transferStream, walletStream], async () => {
+  const { result, append } = await s.aggregates.transact([quoteStream, transferStream, walletStream], async (tx) => {
     const now = s.clock.now();
     const at = now.toISOString();
-    const quote = await s.aggregates.load(quoteStream, Q.quoteDecider);
-    const transfer = await s.aggregates.load(transferStream, T.transferDecider);
+    const quote = await tx.load(quoteStream, Q.quoteDecider);
+    const transfer = await tx.load(transferStream, T.transferDecider);
     if (transfer.state.exists) return { appends: [], result: transfer.state };
     const consumed = Q.consume(quote.state, { merchantId: c.merchantId, flow: 'transfer', paymentId: c.transferId, customerId: c.customerId, now, at });
     const q = quote.state.quote!;
@@ -78,7 +83,7 @@ export async function createTransfer(s: Services, c: CreateTransfer, meta: Event
     if (otpRequired && c.otp === undefined) {
       throw new DomainError('otp_required', `${q.payer_operator_code} requires a one-time password to collect`, [{ field: 'otp', message: 'is required for this operator' }]);
     }
-    const wallet = await s.aggregates.load(walletStream, W.walletDecider);
+    const wallet = await tx.load(walletStream, W.walletDecider);
     const held = W.hold(wallet.state, {
       merchantId: c.merchantId, currency: payoutCurrency, at, holdId: T.payoutReference(c.transferId, 1),
       amount: BigInt(q.payout_amount!), reference: { type: 'transfer', id: c.transferId },
@@ -110,8 +115,8 @@ export async function createTransfer(s: Services, c: CreateTransfer, meta: Event
 /** Runs one decision on a transfer stream alone (saga steps, submissions). */
 async function onTransfer(s: Services, transferId: string, decide: (st: T.TransferState, at: string) => T.TransferEvent[], meta: EventMetadata) {
   const streamId = streams.transfer(transferId);
-  return s.aggregates.transact([streamId], async () => {
-    const loaded = await s.aggregates.load(streamId, T.transferDecider);
+  return s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, T.transferDecider);
     const events = decide(loaded.state, s.clock.now().toISOString());
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: undefined };
   });
@@ -142,9 +147,9 @@ export async function settleTransferLeg(s: Services, reference: string, outcome:
   invariant(first.state.exists, `outcome for unknown transfer ${ref.transferId}`);
   const t = first.state.created!;
   const walletStreams = [...new Set([streams.wallet(t.merchant_id, t.payin_currency), streams.wallet(t.merchant_id, t.payout_currency)])];
-  const { append } = await s.aggregates.transact([transferStream, ...walletStreams], async () => {
+  const { append } = await s.aggregates.transact([transferStream, ...walletStreams], async (tx) => {
     const at = s.clock.now().toISOString();
-    const transfer = await s.aggregates.load(transferStream, T.transferDecider);
+    const transfer = await tx.load(transferStream, T.transferDecider);
     const settled = { outcome: outcome.outcome, providerReference: outcome.providerReference, ...(outcome.outcome === 'failed' ? { reason: outcome.reason } : {}), at };
     const events = ref.leg === 'collection'
       ? T.collectionSettled(transfer.state, settled)
@@ -153,7 +158,7 @@ export async function settleTransferLeg(s: Services, reference: string, outcome:
     const walletFor = async (currency: string) => {
       const id = streams.wallet(t.merchant_id, currency);
       if (!wallets.has(id)) {
-        const loaded = await s.aggregates.load(id, W.walletDecider);
+        const loaded = await tx.load(id, W.walletDecider);
         wallets.set(id, { version: loaded.version, state: loaded.state, events: [] });
       }
       return wallets.get(id)!;
@@ -249,15 +254,15 @@ export async function relaunchPayout(s: Services, c: Relaunch, meta: EventMetada
   }
   const recipient = c.recipient === undefined ? undefined : checkParty(c.recipient, partyOf(t.recipient_operator_code), 'recipient');
   const walletStream = streams.wallet(c.merchantId, t.payout_currency);
-  const { result, append } = await s.aggregates.transact([transferStream, walletStream], async () => {
+  const { result, append } = await s.aggregates.transact([transferStream, walletStream], async (tx) => {
     const at = s.clock.now().toISOString();
-    const transfer = await s.aggregates.load(transferStream, T.transferDecider);
+    const transfer = await tx.load(transferStream, T.transferDecider);
     const events = T.relaunchPayout(transfer.state, {
       ...(amount ? { payoutAmount: amount } : {}), ...(recipient ? { recipient } : {}), ...(c.relaunchId ? { relaunchId: c.relaunchId } : {}), at,
     });
     if (events.length === 0) return { appends: [], result: transfer.state }; // this request's relaunch, done before
     const started = events.find((e) => e.type === 'transfer.payout.started') as Extract<T.TransferEvent, { type: 'transfer.payout.started' }>;
-    const wallet = await s.aggregates.load(walletStream, W.walletDecider);
+    const wallet = await tx.load(walletStream, W.walletDecider);
     const held = W.hold(wallet.state, {
       merchantId: c.merchantId, currency: t.payout_currency, at, holdId: started.data.leg_reference,
       amount: BigInt(started.data.amount), reference: { type: 'transfer', id: c.transferId },

@@ -17,8 +17,8 @@ export async function topUp(
   checkAmountRange(amount, 'amount');
   const streamId = streams.wallet(c.merchantId, c.currency);
   const at = s.clock.now().toISOString();
-  const { append } = await s.aggregates.transact([streamId], async () => {
-    const loaded = await s.aggregates.load(streamId, W.walletDecider);
+  const { append } = await s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, W.walletDecider);
     const events = W.topUp(loaded.state, { merchantId: c.merchantId, currency: c.currency, at, entryId: c.entryId, amount });
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: undefined };
   });

@@ -10,8 +10,8 @@ import { streams } from './streams.ts';
 /** Returns the test's id, which is also its webhook event's `data.id`. */
 export async function sendTestWebhook(s: Services, merchantId: string, meta: EventMetadata, testId = randomUUID()): Promise<string> {
   const streamId = streams.webhookTest(testId);
-  const { append } = await s.aggregates.transact([streamId], async () => {
-    const loaded = await s.aggregates.load(streamId, webhookTestDecider);
+  const { append } = await s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, webhookTestDecider);
     const events = requestWebhookTest(loaded.state, { testId, merchantId, at: s.clock.now().toISOString() });
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: undefined };
   });

@@ -57,7 +57,7 @@ export const payinsModule: ApiModule = {
     createPayin: async (ctx: Ctx) => {
       invariant(ctx.idempotency, 'createPayin runs under an idempotency claim');
       const state = await createPayin(ctx.services, {
-        payinId: ctx.idempotency.resourceId, merchantId: ctx.merchantId, customerId: ctx.body.customer_id, quoteId: ctx.body.quote_id,
+        payinId: ctx.idempotency.resourceId, fresh: ctx.idempotency.fresh, merchantId: ctx.merchantId, customerId: ctx.body.customer_id, quoteId: ctx.body.quote_id,
         source: ctx.body.source, otp: ctx.body.otp, metadata: ctx.body.metadata ?? {},
       }, { requestId: ctx.requestId, actor: `merchant:${ctx.merchantId}` });
       return { status: 201, body: renderPayin(state) };

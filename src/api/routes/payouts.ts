@@ -54,7 +54,7 @@ export const payoutsModule: ApiModule = {
     createPayout: async (ctx: Ctx) => {
       invariant(ctx.idempotency, 'createPayout runs under an idempotency claim');
       const state = await createPayout(ctx.services, {
-        payoutId: ctx.idempotency.resourceId, merchantId: ctx.merchantId, customerId: ctx.body.customer_id, quoteId: ctx.body.quote_id,
+        payoutId: ctx.idempotency.resourceId, fresh: ctx.idempotency.fresh, merchantId: ctx.merchantId, customerId: ctx.body.customer_id, quoteId: ctx.body.quote_id,
         recipient: ctx.body.recipient, paymentReasonText: ctx.body.payment_reason_text, metadata: ctx.body.metadata ?? {},
       }, { requestId: ctx.requestId, actor: `merchant:${ctx.merchantId}` });
       return { status: 201, body: renderPayout(state) };

@@ -145,7 +145,7 @@ export const transfersModule: ApiModule = {
       invariant(ctx.idempotency, 'createTransfer runs under an idempotency claim');
       const b = ctx.body;
       const state = await createTransfer(ctx.services, {
-        transferId: ctx.idempotency.resourceId, merchantId: ctx.merchantId, customerId: b.customer_id, quoteId: b.quote_id,
+        transferId: ctx.idempotency.resourceId, fresh: ctx.idempotency.fresh, merchantId: ctx.merchantId, customerId: b.customer_id, quoteId: b.quote_id,
         payer: b.payer, recipient: b.recipient, otp: b.otp, paymentReasonCode: b.payment_reason_code ?? null,
         senderSourceOfFunds: b.sender_source_of_funds ?? null, senderOccupation: b.sender_occupation ?? null, metadata: b.metadata ?? {},
       }, meta(ctx));

@@ -1,0 +1,106 @@
+// Inside `transact` the aggregate cache is trusted without a read (bench issue 8), and still never
+// decides wrongly: a lagging cache (another process wrote) conflicts on append, and a refusal or a
+// "nothing to do" decided on cached state is confirmed on fresh state before it stands. Two
+// Aggregates instances on one store play two processes.
+import t from 'tap';
+import { Aggregates } from '../src/commands/aggregates.ts';
+import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
+import { systemClock } from '../src/infra/clock.ts';
+import type { Decider, DomainEvent } from '../src/domain/decider.ts';
+import { DomainError } from '../src/domain/errors.ts';
+import { toNew } from '../src/commands/aggregates.ts';
+import { testDatabase, dbLabel } from './helpers/db.ts';
+
+t.comment(`on ${dbLabel}`);
+
+type Ev = DomainEvent<'added', { n: number }>;
+interface St { total: number; adds: number }
+const counter: Decider<St, Ev> = {
+  initialState: () => ({ total: 0, adds: 0 }),
+  evolve: (s, e) => ({ total: s.total + e.data.n, adds: s.adds + 1 }),
+};
+
+async function setup(t: { teardown(fn: () => unknown): void }) {
+  const tdb = await testDatabase();
+  const store = new PostgresEventStore(tdb.db, systemClock);
+  t.teardown(async () => { await store.close(); await tdb.teardown(); });
+  let reads = 0;
+  const readStream = store.readStream.bind(store);
+  store.readStream = (id, from) => { reads++; return readStream(id, from); };
+  return { store, a: new Aggregates(store), b: new Aggregates(store), reads: () => reads };
+}
+
+/** Adds n to the stream (whatever its state). */
+const add = (agg: Aggregates, id: string, n: number) => agg.transact([id], async (tx) => {
+  const s = await tx.load(id, counter);
+  return { appends: [{ streamId: id, expectedVersion: s.version, events: toNew([{ type: 'added', data: { n } }], {}) }], result: s.state };
+});
+
+t.test('a stream this process wrote is decided on without a read, and its cache moves on with the append', async (t) => {
+  const { a, reads } = await setup(t);
+  await add(a, 'c-1', 1);
+  const before = reads();
+  for (let i = 0; i < 5; i++) await add(a, 'c-1', 1);
+  t.equal(reads() - before, 0, 'no stream read for five commands in a row');
+  t.same((await a.load('c-1', counter)).state, { total: 6, adds: 6 }, 'the state a fresh read folds');
+});
+
+t.test('assumeNew: a stream id drawn moments ago is created without a read', async (t) => {
+  const { a, reads } = await setup(t);
+  a.assumeNew('fresh-1', counter);
+  const before = reads();
+  await add(a, 'fresh-1', 5);
+  t.equal(reads() - before, 0);
+  t.equal((await a.load('fresh-1', counter)).version, 1);
+});
+
+t.test('a lagging cache (another process appended) conflicts and is decided again on fresh state', async (t) => {
+  const { a, b } = await setup(t);
+  await add(a, 'c-2', 1); // a caches version 1
+  await add(b, 'c-2', 10); // b (another process) moves the stream to version 2
+  const seen = await add(a, 'c-2', 100);
+  t.same(seen.result, { total: 11, adds: 2 }, 'decided on the state after the other process\'s event');
+  t.same((await b.load('c-2', counter)).state, { total: 111, adds: 3 }, 'nothing lost, nothing doubled');
+});
+
+t.test('a refusal decided on a lagging cache is confirmed on fresh state first', async (t) => {
+  const { a, b } = await setup(t);
+  await add(a, 'c-3', 1); // a caches total 1
+  await add(b, 'c-3', 9); // the store has total 10
+  // Spend 5: refused on a total of 1, allowed on 10 (a wallet's balance, say).
+  const spend = () => a.transact(['c-3'], async (tx) => {
+    const s = await tx.load('c-3', counter);
+    if (s.state.total < 5) throw new DomainError('insufficient_balance', 'not enough');
+    return { appends: [{ streamId: 'c-3', expectedVersion: s.version, events: toNew([{ type: 'added', data: { n: -5 } }], {}) }], result: s.state.total };
+  });
+  t.equal((await spend()).result, 10, 'allowed: the refusal on the cached total was not the answer');
+  // A refusal that holds on fresh state still stands.
+  await add(b, 'c-3', -5); // total 0 in the store; a caches 5
+  await t.rejects(spend(), { code: 'insufficient_balance' }, 'refused on fresh state too');
+});
+
+t.test('"nothing to do" decided on a lagging cache is confirmed on fresh state first', async (t) => {
+  const { a, b } = await setup(t);
+  await add(a, 'c-4', 1); // a caches 1 event
+  await add(b, 'c-4', 1); // the store has 2
+  // Append a marker once the stream has 2 events; nothing to do before.
+  const r = await a.transact(['c-4'], async (tx) => {
+    const s = await tx.load('c-4', counter);
+    if (s.state.adds < 2) return { appends: [], result: 'not yet' };
+    return { appends: [{ streamId: 'c-4', expectedVersion: s.version, events: toNew([{ type: 'added', data: { n: 0 } }], {}) }], result: 'marked' };
+  });
+  t.equal(r.result, 'marked');
+  t.equal((await b.load('c-4', counter)).version, 3);
+});
+
+t.test('peek answers from the cache only for a stream known to exist', async (t) => {
+  const { a, reads } = await setup(t);
+  a.assumeNew('p-1', counter); // cached at version 0: not known to exist
+  let before = reads();
+  t.equal((await a.peek('p-1', counter)).version, 0);
+  t.equal(reads() - before, 1, 'version 0 in the cache: read');
+  await add(a, 'p-1', 3);
+  before = reads();
+  t.equal((await a.peek('p-1', counter)).state.total, 3);
+  t.equal(reads() - before, 0, 'known to exist: no read');
+});
