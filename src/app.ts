@@ -22,6 +22,7 @@ import { IdempotencyStore } from './commands/idempotency.ts';
 import { Projector } from './projections/projector.ts';
 import { Scheduler } from './infra/scheduler.ts';
 import { Metrics } from './infra/metrics.ts';
+import { ApiKeyCache } from './api/key-cache.ts';
 import { stateSources } from './ops/metrics-sources.ts';
 import { createHttpApp } from './api/server.ts';
 import { createHttpServer } from './api/http-server.ts';
@@ -101,6 +102,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     resolver: opts.resolver ?? systemResolver,
     idempotency: new IdempotencyStore(db.knex, clock),
     metrics: new Metrics(),
+    keyCache: new ApiKeyCache(),
     scheduler: new Scheduler(db.knex, clock, log, { leaseMs: config.jobLeaseMs }),
     settle: async (position) => {
       if (position === undefined) return;
@@ -113,6 +115,10 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   };
 
   services.metrics.watch(stateSources(services));
+  // Keys are created, rotated and revoked, and merchants suspended, on merchant streams.
+  projector.onApplied((events) => {
+    if (events.some((e) => e.streamId.startsWith('merchant-'))) services.keyCache.clear();
+  });
   await projector.start();
   const stops: Array<() => Promise<void>> = [];
   if (config.role !== 'api') {

@@ -13,6 +13,8 @@ import type { IdempotencyStore } from './commands/idempotency.ts';
 import type { Projector } from './projections/projector.ts';
 import type { Scheduler } from './infra/scheduler.ts';
 import type { Metrics } from './infra/metrics.ts';
+import type { ApiKeyCache } from './api/key-cache.ts';
+import type { KeyRow } from './api/auth.ts';
 
 export interface Services {
   config: Config;
@@ -34,6 +36,8 @@ export interface Services {
   scheduler: Scheduler;
   /** Prometheus instruments (GET /metrics). */
   metrics: Metrics;
+  /** API-key rows as the read model has them, cleared by the projector on merchant events. */
+  keyCache: ApiKeyCache<KeyRow>;
   /** Read-your-writes: waits until every read model includes the given position. */
   settle(position: bigint | undefined): Promise<void>;
 }

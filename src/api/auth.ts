@@ -7,7 +7,7 @@ import type { Services } from '../services.ts';
 
 const UNAUTHORIZED = 'Missing, invalid, expired or inactive API credentials';
 
-interface KeyRow {
+export interface KeyRow {
   merchant_id: string;
   secret_hash: string;
   previous_secret_hash: string | null;
@@ -25,13 +25,18 @@ export async function authenticateMerchant(
   if (!apiKey || !apiSecret || apiKey.length > 200 || apiSecret.length > 200) {
     throw new DomainError('unauthorized', UNAUTHORIZED);
   }
-  const r = await s.knex.raw<{ rows: KeyRow[] }>(
-    `SELECT k.merchant_id, k.secret_hash, k.previous_secret_hash, k.previous_valid_until, k.status, k.expires_at,
-            m.status AS merchant_status
-     FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.api_key = ?`,
-    [apiKey],
-  );
-  const row = r.rows[0];
+  let row = s.keyCache.get(apiKey);
+  if (!row) {
+    const generation = s.keyCache.generation();
+    const r = await s.knex.raw<{ rows: KeyRow[] }>(
+      `SELECT k.merchant_id, k.secret_hash, k.previous_secret_hash, k.previous_valid_until, k.status, k.expires_at,
+              m.status AS merchant_status
+       FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.api_key = ?`,
+      [apiKey],
+    );
+    row = r.rows[0];
+    if (row) s.keyCache.set(apiKey, row, generation);
+  }
   const now = s.clock.now().getTime();
   // Compare even when the key is unknown, so timing does not tell a known key from an unknown one.
   const current = s.secrets.matches(apiSecret, row?.secret_hash ?? '0'.repeat(64));

@@ -34,16 +34,40 @@ export async function applyBatch(knex: Knex, projection: Projection, events: Rec
   });
 }
 
-/** Applies one batch to several projections in one transaction, each behind its own checkpoint. */
+/** Creates the checkpoint rows that do not exist yet (at 0). */
+export async function ensureCheckpoints(knex: Knex | Knex.Transaction, names: string[]): Promise<void> {
+  await knex.raw('INSERT INTO checkpoints (name, position) SELECT unnest(?::text[]), 0 ON CONFLICT (name) DO NOTHING', [names]);
+}
+
+/**
+ * Applies one batch to several projections in one transaction, each behind its own checkpoint:
+ * one statement locks and reads every checkpoint, one moves those that advanced (not three per
+ * projection: the projector runs once per group commit, and read-your-writes waits on it).
+ */
 export async function applyBatchToAll(knex: Knex, projections: Projection[], events: RecordedEvent[]): Promise<void> {
   await knex.transaction(async (tx) => {
+    const names = projections.map((p) => p.name);
+    const lock = () => tx.raw<{ rows: Array<{ name: string; position: string }> }>(
+      'SELECT name, position FROM checkpoints WHERE name = ANY(?::text[]) ORDER BY name FOR UPDATE', [names]);
+    let rows = (await lock()).rows;
+    if (rows.length < names.length) { // a checkpoint row removed under us (never expected): recreate it
+      await ensureCheckpoints(tx, names);
+      rows = (await lock()).rows;
+    }
+    const at = new Map(rows.map((r) => [r.name, BigInt(r.position)]));
+    const moved: Array<[string, bigint]> = [];
     for (const projection of projections) {
-      const at = await readCheckpoint(tx, projection.name, true);
-      const fresh = events.filter((e) => e.position > at);
+      const fresh = events.filter((e) => e.position > at.get(projection.name)!);
       if (fresh.length === 0) continue;
       await projection.apply(tx, fresh);
-      await writeCheckpoint(tx, projection.name, fresh[fresh.length - 1]!.position);
+      moved.push([projection.name, fresh[fresh.length - 1]!.position]);
     }
+    if (moved.length === 0) return;
+    await tx.raw(
+      `UPDATE checkpoints c SET position = m.position, updated_at = now()
+       FROM unnest(?::text[], ?::bigint[]) AS m(name, position) WHERE c.name = m.name`,
+      [moved.map(([n]) => n), moved.map(([, p]) => p.toString())],
+    );
   });
 }
 
@@ -55,6 +79,7 @@ export class Projector {
   private sub: Subscription | undefined;
   private position = 0n;
   private waiters: Array<{ position: bigint; resolve: () => void }> = [];
+  private appliedListeners: Array<(events: RecordedEvent[]) => void> = [];
 
   constructor(
     private readonly knex: Knex,
@@ -64,6 +89,7 @@ export class Projector {
   ) {}
 
   async start(): Promise<void> {
+    await ensureCheckpoints(this.knex, this.projections.map((p) => p.name));
     let after: bigint | undefined;
     for (const p of this.projections) {
       const at = await readCheckpoint(this.knex, p.name);
@@ -75,10 +101,17 @@ export class Projector {
       batchSize: BATCH_SIZE,
       handler: async (events) => {
         await applyBatchToAll(this.knex, this.projections, events);
+        // The read models include this batch now (applied here, or by another process first).
+        for (const listener of this.appliedListeners) listener(events);
         this.advance(events[events.length - 1]!.position);
       },
       onError: (err) => this.log.error({ err }, 'projection batch failed; retrying'),
     });
+  }
+
+  /** Called after each batch is in the read models, with its events (caches that derive from them). */
+  onApplied(listener: (events: RecordedEvent[]) => void): void {
+    this.appliedListeners.push(listener);
   }
 
   private advance(position: bigint): void {
