@@ -58,7 +58,9 @@ export async function startService(opts: {
   const log = fs.openSync(logFile, 'w');
   const inherited = { ...process.env };
   for (const k of ['DATABASE_URL', 'NATS_URL', 'NATS_PREFIX', 'EVENTSTORE_URL']) delete inherited[k];
-  const child: ChildProcess = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', 'src/main.ts'], {
+  // BENCH_SERVICE_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles any scenario's service.
+  const extraArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child: ChildProcess = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...extraArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: {
       ...inherited,
