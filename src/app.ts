@@ -10,7 +10,6 @@ import { systemClock, type Clock } from './infra/clock.ts';
 import { createLogger } from './infra/log.ts';
 import { openDatabase, migrate, type Database } from './infra/db.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
-import { KurrentEventStore } from './infra/eventstore/kurrent.ts';
 import type { EventStore } from './infra/eventstore/types.ts';
 import { MemoryBus } from './infra/bus/memory.ts';
 import { NatsBus } from './infra/bus/nats.ts';
@@ -82,6 +81,8 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   // else the events table next to the read models.
   let store: EventStore;
   if (config.eventstoreUrl) {
+    // Loaded only here: its gRPC client is tens of MB of resident memory a PostgreSQL store never uses.
+    const { KurrentEventStore } = await import('./infra/eventstore/kurrent.ts');
     store = new KurrentEventStore(config.eventstoreUrl, clock, { log });
   } else {
     const pgStore = new PostgresEventStore(db, clock);

@@ -4,8 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
-import ClientPgLite from 'knex-pglite';
+import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { migrationSource } from '../projections/migrations/index.ts';
 
 // int8 (bigint) and numeric come back as strings by default; keep them exact: positions are bigint.
@@ -86,7 +85,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   }
   if (opts.pgliteDir) fs.mkdirSync(opts.pgliteDir, { recursive: true });
   const unlock = opts.pgliteDir ? lockPgliteDir(path.resolve(opts.pgliteDir)) : () => undefined;
-  const pglite = new PGlite(opts.pgliteDir ? path.resolve(opts.pgliteDir) : undefined);
+  // Loaded only in the embedded mode: a service on PostgreSQL never pays for the WebAssembly build.
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { default: ClientPgLite } = await import('knex-pglite');
+  const pglite: PGliteType = new PGlite(opts.pgliteDir ? path.resolve(opts.pgliteDir) : undefined);
   await pglite.waitReady.catch((err: unknown) => {
     unlock();
     throw err;
