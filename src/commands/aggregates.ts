@@ -135,7 +135,12 @@ export class Aggregates {
         }
         try {
           const append = await this.store.append(nonEmpty);
-          this.advance(used, nonEmpty, append);
+          try {
+            this.advance(used, nonEmpty, append);
+          } catch {
+            // The append is committed whatever happens to the cache: never fail the command for it.
+            for (const a of nonEmpty) this.forget(a.streamId);
+          }
           return { result: outcome.result, append };
         } catch (err) {
           if (err instanceof WrongExpectedVersion && i < MAX_ATTEMPTS) {

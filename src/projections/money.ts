@@ -16,12 +16,13 @@ import { renderQuote } from './views/quote.ts';
 import { renderPayin } from './views/payin.ts';
 import { renderPayout } from './views/payout.ts';
 import type { Projection } from './projection.ts';
+import { upsertRows } from './upsert.ts';
 
 export interface StreamModel<S, E extends DomainEvent> {
   prefix: string;
   table: string;
   decider: Decider<S, E>;
-  /** The filter columns and the rendered body of a row. */
+  /** The filter columns and the rendered body of a row (jsonb columns as values, not JSON text). */
   columns(state: S): Record<string, unknown>;
 }
 
@@ -32,7 +33,7 @@ const quoteModel: StreamModel<QuoteState, QuoteEvent> = {
   columns: (s) => ({
     merchant_id: s.quote!.merchant_id, customer_id: s.quote!.customer_id, flow_type: s.quote!.flow_type,
     status: s.consumed ? 'consumed' : 'active', expires_at: s.quote!.expires_at, created_at: s.quote!.at,
-    body: JSON.stringify(renderQuote(s)),
+    body: renderQuote(s),
   }),
 };
 
@@ -42,7 +43,7 @@ const payinModel: StreamModel<PayinState, PayinEvent> = {
   decider: payinDecider,
   columns: (s) => ({
     merchant_id: s.created!.merchant_id, customer_id: s.created!.customer_id, quote_id: s.created!.quote_id,
-    status: s.status, created_at: s.created!.at, updated_at: s.updated_at, body: JSON.stringify(renderPayin(s)),
+    status: s.status, created_at: s.created!.at, updated_at: s.updated_at, body: renderPayin(s),
   }),
 };
 
@@ -52,16 +53,9 @@ const payoutModel: StreamModel<PayoutState, PayoutEvent> = {
   decider: payoutDecider,
   columns: (s) => ({
     merchant_id: s.created!.merchant_id, customer_id: s.created!.customer_id, quote_id: s.created!.quote_id,
-    status: s.status, created_at: s.created!.at, updated_at: s.updated_at, body: JSON.stringify(renderPayout(s)),
+    status: s.status, created_at: s.created!.at, updated_at: s.updated_at, body: renderPayout(s),
   }),
 };
-
-/** Rows per multi-row INSERT (PostgreSQL takes at most 65,535 parameters per statement). */
-const ROWS_PER_INSERT = 500;
-
-async function insertChunked(tx: Knex.Transaction, rows: Array<Record<string, unknown>>, write: (chunk: Array<Record<string, unknown>>) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await write(rows.slice(i, i + ROWS_PER_INSERT));
-}
 
 /**
  * Applies a batch's events of one model's streams: one read of the rows they touch and one upsert
@@ -78,7 +72,8 @@ export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transact
     else byId.set(id, [r]);
   }
   if (byId.size === 0) return;
-  const found = (await tx(m.table).whereIn('id', [...byId.keys()]).select('id', 'version', 'events')) as Array<{ id: string; version: number; events: E[] }>;
+  const found = (await tx.raw<{ rows: Array<{ id: string; version: number; events: E[] }> }>(
+    `SELECT id, version, events FROM ${m.table} WHERE id = ANY(?::uuid[])`, [[...byId.keys()]])).rows;
   const rows = new Map(found.map((row) => [row.id, row]));
   const changed: Array<Record<string, unknown>> = [];
   for (const [id, records] of byId) {
@@ -92,9 +87,9 @@ export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transact
       have = r.version;
     }
     if (have === (row?.version ?? 0)) continue;
-    changed.push({ id, ...m.columns(fold(m.decider, events)), version: have, events: JSON.stringify(events) });
+    changed.push({ id, ...m.columns(fold(m.decider, events)), version: have, events });
   }
-  await insertChunked(tx, changed, (chunk) => tx(m.table).insert(chunk).onConflict('id').merge());
+  await upsertRows(tx, m.table, ['id'], changed, 'update');
 }
 
 /** The kind of movement and the id it is idempotent by. */
@@ -137,7 +132,7 @@ async function applyToWallets(tx: Knex.Transaction, batch: RecordedEvent[]): Pro
      WHERE wallets.version < excluded.version`,
     wallets.flatMap(({ r, d }) => [d.merchant_id, d.currency, d.balances.available, d.balances.reserved, r.version, d.at]),
   );
-  await insertChunked(tx, ledger, (chunk) => tx('ledger_entries').insert(chunk).onConflict(['event_id', 'posting_index']).ignore());
+  await upsertRows(tx, 'ledger_entries', ['event_id', 'posting_index'], ledger, 'ignore');
 }
 
 export const moneyProjection: Projection = {

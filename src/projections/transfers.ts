@@ -11,7 +11,7 @@ const transferModel: StreamModel<TransferState, TransferEvent> = {
   columns: (s) => ({
     merchant_id: s.created!.merchant_id, customer_id: s.created!.customer_id, quote_id: s.created!.quote_id,
     status: s.status, payin_status: s.payin_status, payout_status: s.payout_status,
-    created_at: s.created!.at, updated_at: s.updated_at, body: JSON.stringify(renderTransfer(s)),
+    created_at: s.created!.at, updated_at: s.updated_at, body: renderTransfer(s),
   }),
 };
 
