@@ -102,3 +102,37 @@ t.test('replace moves a pending job', async (t) => {
   await until(() => seen.length === 1);
   t.same(seen, [{ v: 2 }]);
 });
+
+t.test('a finished job does not set off a claim of its own (bench issue 8): one claim takes the due jobs', async (t) => {
+  const tdb = await testDatabase();
+  t.teardown(() => tdb.teardown());
+  const clock = new ManualClock();
+  // Count the claim statements the scheduler sends.
+  let claims = 0;
+  const knex = new Proxy(tdb.db.knex, {
+    get(target, prop, receiver) {
+      if (prop !== 'raw') return Reflect.get(target, prop, receiver);
+      return (sql: string, ...rest: unknown[]) => {
+        if (typeof sql === 'string' && sql.includes('SET locked_until')) claims++;
+        return (target.raw as (...a: unknown[]) => unknown)(sql, ...rest);
+      };
+    },
+  });
+  const s = new Scheduler(knex, clock, log);
+  const runs: string[] = [];
+  // Each job ends at its own time (j0 at once, j4 after 80 ms), so their wake-ups cannot coalesce.
+  s.register('k', async (job) => {
+    await new Promise((r) => setTimeout(r, 20 * Number(job.key.slice(1))));
+    runs.push(job.key);
+  }, { concurrency: 8 });
+  for (let i = 0; i < 5; i++) await s.schedule('k', `j${i}`, {}, clock.now()); // due, before start
+  const started = Date.now();
+  s.start();
+  t.teardown(() => s.stop());
+  await until(() => runs.length === 5);
+  const elapsed = Date.now() - started;
+  // The first claim takes all five; only the periodic poll (every 250 ms) may add more. Before,
+  // every finished job claimed again at once: six or more.
+  t.ok(claims <= 1 + Math.ceil(elapsed / 250), `${claims} claims for 5 due jobs in ${elapsed} ms`);
+  t.same(runs.sort(), ['j0', 'j1', 'j2', 'j3', 'j4']);
+});

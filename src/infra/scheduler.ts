@@ -36,6 +36,8 @@ interface Kind {
   running: number;
   timer: NodeJS.Timeout | undefined;
   nextWake: number;
+  /** The last claim took as many jobs as there were free slots: more may be due, waiting for one. */
+  saturated: boolean;
 }
 
 const POLL_MS = 250;
@@ -62,7 +64,7 @@ export class Scheduler {
     this.kinds.set(name, {
       name, handler, concurrency: opts.concurrency ?? 8, leaseMs: opts.leaseMs ?? this.defaults.leaseMs ?? 60_000,
       errorBackoffMs: opts.errorBackoffMs ?? ((n) => Math.min(300_000, 1000 * 2 ** Math.min(n, 8))),
-      running: 0, timer: undefined, nextWake: 0,
+      running: 0, timer: undefined, nextWake: 0, saturated: false,
     });
     if (this.started) this.wake(name, 0);
   }
@@ -127,7 +129,8 @@ export class Scheduler {
     }
     for (const row of claimed) this.run(k, row);
     // More may be due right away if we filled our slots; otherwise poll again later.
-    this.wake(k.name, claimed.length > 0 && claimed.length === free ? 20 : POLL_MS);
+    k.saturated = claimed.length > 0 && claimed.length === free;
+    this.wake(k.name, k.saturated ? 20 : POLL_MS);
   }
 
   private async claim(k: Kind, limit: number): Promise<Array<Row & { lease_id: string }>> {
@@ -170,7 +173,9 @@ export class Scheduler {
         ).catch(() => undefined);
       } finally {
         k.running--;
-        this.wake(k.name, 0);
+        // A slot is free: claim at once only if jobs may be waiting for one (not after every run:
+        // that was an empty claim per job; due jobs are found by their own wake-ups and the poll).
+        if (k.saturated) this.wake(k.name, 0);
       }
     })();
     this.inFlight.add(p);
