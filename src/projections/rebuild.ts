@@ -16,7 +16,8 @@ import type { Projection } from './projection.ts';
 import { readCheckpoint, writeCheckpoint } from './projector.ts';
 import { catchUp, claim, columnsOf, createShadow, dropShadow, ident } from './shadow.ts';
 
-export const REBUILD_BATCH_SIZE = 1000;
+/** Events per replayed batch (one transaction each): large, so a stream rarely spans two. */
+export const REBUILD_BATCH_SIZE = 5000;
 /** Swaps tried before giving up on a live projection that keeps getting ahead of the rebuilt one. */
 const MAX_SWAP_ATTEMPTS = 50;
 

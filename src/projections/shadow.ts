@@ -56,6 +56,14 @@ export async function createShadow(knex: Knex, projection: Projection, purpose: 
   // rows are not written to the WAL twice (once here, once when swapped into the live tables).
   for (const t of projection.tables) {
     await knex.raw(`CREATE UNLOGGED TABLE ${ident(schema)}.${ident(t)} (LIKE ${ident(live)}.${ident(t)} INCLUDING ALL)`);
+    // Only the unique indexes serve a shadow (the upserts' ON CONFLICT, the audit's join on the
+    // primary key); the others would be maintained for every replayed row and never read.
+    const secondary = await knex.raw<{ rows: Array<{ name: string }> }>(
+      `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+       WHERE i.indrelid = (quote_ident(?) || '.' || quote_ident(?))::regclass AND NOT i.indisunique`,
+      [schema, t],
+    );
+    for (const { name } of secondary.rows) await knex.raw(`DROP INDEX ${ident(schema)}.${ident(name)}`);
   }
   await knex.raw(`CREATE TABLE ${ident(schema)}.${ident(STATE_TABLE)} (run_id text NOT NULL, position bigint NOT NULL)`);
   await knex.raw(`INSERT INTO ${ident(schema)}.${ident(STATE_TABLE)} (run_id, position) VALUES (?, 0)`, [runId]);

@@ -12,6 +12,7 @@ import * as m008 from './008_kyc.ts';
 import * as m009 from './009_audit.ts';
 import * as m010 from './010_idempotency_body_as_sent.ts';
 import * as m011 from './011_dashboard.ts';
+import * as m012 from './012_lz4_read_models.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -30,6 +31,7 @@ const migrations: Array<[string, Migration]> = [
   ['009_audit', m009],
   ['010_idempotency_body_as_sent', m010],
   ['011_dashboard', m011],
+  ['012_lz4_read_models', m012],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
