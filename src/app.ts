@@ -21,7 +21,7 @@ import { IdempotencyStore } from './commands/idempotency.ts';
 import { Projector } from './projections/projector.ts';
 import { Scheduler } from './infra/scheduler.ts';
 import { Metrics } from './infra/metrics.ts';
-import { ApiKeyCache } from './api/key-cache.ts';
+import { MerchantRowCache } from './projections/merchant-row-cache.ts';
 import { stateSources } from './ops/metrics-sources.ts';
 import { createHttpApp } from './api/server.ts';
 import { createHttpServer } from './api/http-server.ts';
@@ -103,7 +103,8 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     resolver: opts.resolver ?? systemResolver,
     idempotency: new IdempotencyStore(db.knex, clock),
     metrics: new Metrics(),
-    keyCache: new ApiKeyCache(),
+    keyCache: new MerchantRowCache(),
+    webhookUrlCache: new MerchantRowCache(),
     scheduler: new Scheduler(db.knex, clock, log, { leaseMs: config.jobLeaseMs }),
     settle: async (position) => {
       if (position === undefined) return;
@@ -116,9 +117,11 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   };
 
   services.metrics.watch(stateSources(services));
-  // Keys are created, rotated and revoked, and merchants suspended, on merchant streams.
+  // Keys are created, rotated and revoked, merchants suspended and webhook URLs set on merchant streams.
   projector.onApplied((events) => {
-    if (events.some((e) => e.streamId.startsWith('merchant-'))) services.keyCache.clear();
+    if (!events.some((e) => e.streamId.startsWith('merchant-'))) return;
+    services.keyCache.clear();
+    services.webhookUrlCache.clear();
   });
   await projector.start();
   const stops: Array<() => Promise<void>> = [];

@@ -13,7 +13,7 @@ import type { IdempotencyStore } from './commands/idempotency.ts';
 import type { Projector } from './projections/projector.ts';
 import type { Scheduler } from './infra/scheduler.ts';
 import type { Metrics } from './infra/metrics.ts';
-import type { ApiKeyCache } from './api/key-cache.ts';
+import type { MerchantRowCache } from './projections/merchant-row-cache.ts';
 import type { KeyRow } from './api/auth.ts';
 
 export interface Services {
@@ -37,7 +37,9 @@ export interface Services {
   /** Prometheus instruments (GET /metrics). */
   metrics: Metrics;
   /** API-key rows as the read model has them, cleared by the projector on merchant events. */
-  keyCache: ApiKeyCache<KeyRow>;
+  keyCache: MerchantRowCache<KeyRow>;
+  /** Merchants' webhook URLs ('' when none) as the read model has them, cleared the same way. */
+  webhookUrlCache: MerchantRowCache<string>;
   /** Read-your-writes: waits until every read model includes the given position. */
   settle(position: bigint | undefined): Promise<void>;
 }

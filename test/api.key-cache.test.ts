@@ -3,14 +3,14 @@
 // projector has the event (well before the cache's 10 s age limit), and a row read while the cache
 // was cleared is not kept.
 import t from 'tap';
-import { ApiKeyCache, KEY_CACHE_MAX_AGE_MS } from '../src/api/key-cache.ts';
+import { MerchantRowCache, KEY_CACHE_MAX_AGE_MS } from '../src/projections/merchant-row-cache.ts';
 import { loadConfig } from '../src/config.ts';
 import { startApp, type RunningApp } from '../src/app.ts';
 import { createLogger } from '../src/infra/log.ts';
 import { startTestApp, request, ADMIN_TOKEN } from './helpers/app.ts';
 
-t.test('ApiKeyCache: a row read across a clear is not kept; rows age out', async (t) => {
-  const c = new ApiKeyCache<string>(1000);
+t.test('MerchantRowCache: a row read across a clear is not kept; rows age out', async (t) => {
+  const c = new MerchantRowCache<string>(1000);
   const g = c.generation();
   c.clear(); // a revocation lands while the row is being read
   c.set('k', 'old row', g, 0);

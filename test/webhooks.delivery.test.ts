@@ -109,6 +109,15 @@ t.test('without a webhook URL the event is recorded as not_configured; redeliver
     return r.body.delivery_status === 'delivered' ? r.body : undefined;
   }, 'delivered');
   t.match(after.attempts, [{ attempt: 1, trigger: 'manual', status_code: 200, succeeded: true }]);
+
+  // The merchant's "no URL" was cached when the first event was recorded (bench issue 8): setting
+  // the URL clears it, so the next event is recorded pending and sent on its own.
+  const next = await completedWidget(h, m);
+  const [fresh] = await until(async () => {
+    const list = await eventsOf(h, m, next);
+    return list.length === 1 && list[0].delivery_status === 'delivered' ? list : undefined;
+  }, 'the next event, delivered without a redelivery');
+  t.equal(fresh.attempts[0].trigger, 'scheduled');
 });
 
 t.test('the whole schedule: 7 attempts with the same bytes, each signed afresh, then failed; redelivery after failed', async (t) => {

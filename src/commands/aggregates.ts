@@ -74,8 +74,9 @@ export class Aggregates {
   }
 
   /**
-   * For facts that never change once a stream exists (a quote's merchant, flow, currencies): the
-   * cached state when the stream is known to exist, else a read.
+   * For facts that never change once a stream exists (a quote's merchant, flow, currencies), or
+   * that only ever move one way (a settled leg stays settled): the cached state when the stream is
+   * known to exist, else a read. The cached state may lag the store, never lead it.
    */
   async peek<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>> {
     const cached = this.cache.get(streamId) as { state: S; version: number } | undefined;

@@ -95,7 +95,8 @@ export async function recordPayinSubmission(s: Services, payinId: string, provid
 /** Completed: payin.completed + wallet.credited (receive_amount to available, fee to platform:fees), atomically. */
 export async function settlePayin(s: Services, payinId: string, outcome: LegOutcome, meta: EventMetadata): Promise<bigint | undefined> {
   const payinStream = streams.payin(payinId);
-  const first = await s.aggregates.load(payinStream, P.payinDecider);
+  // Only what never changes (merchant, currency: which wallet to lock); the outcome is decided in transact.
+  const first = await s.aggregates.peek(payinStream, P.payinDecider);
   invariant(first.state.exists, `outcome for unknown payin ${payinId}`);
   const d = first.state.created!;
   const walletStream = streams.wallet(d.merchant_id, d.send_currency);

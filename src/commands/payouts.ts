@@ -94,7 +94,8 @@ export async function recordPayoutSubmission(s: Services, payoutId: string, prov
 /** Completed: payout.completed + wallet.hold_posted; failed: payout.failed + wallet.hold_released; each in one append. */
 export async function settlePayout(s: Services, payoutId: string, outcome: LegOutcome, meta: EventMetadata): Promise<bigint | undefined> {
   const payoutStream = streams.payout(payoutId);
-  const first = await s.aggregates.load(payoutStream, P.payoutDecider);
+  // Only what never changes (merchant, currency: which wallet to lock); the outcome is decided in transact.
+  const first = await s.aggregates.peek(payoutStream, P.payoutDecider);
   invariant(first.state.exists, `outcome for unknown payout ${payoutId}`);
   const d = first.state.created!;
   const walletStream = streams.wallet(d.merchant_id, d.send_currency);

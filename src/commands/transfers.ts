@@ -143,7 +143,8 @@ export async function settleTransferLeg(s: Services, reference: string, outcome:
   const ref = parseLegReference(reference);
   invariant(ref, `not a transfer leg reference: ${reference}`);
   const transferStream = streams.transfer(ref.transferId);
-  const first = await s.aggregates.load(transferStream, T.transferDecider);
+  // Only what never changes (merchant, currencies: which wallets to lock); the outcome is decided in transact.
+  const first = await s.aggregates.peek(transferStream, T.transferDecider);
   invariant(first.state.exists, `outcome for unknown transfer ${ref.transferId}`);
   const t = first.state.created!;
   const walletStreams = [...new Set([streams.wallet(t.merchant_id, t.payin_currency), streams.wallet(t.merchant_id, t.payout_currency)])];
@@ -216,7 +217,7 @@ export const transferLegOwner: LegOwner = {
   async isOpen(s, reference) {
     const ref = parseLegReference(reference);
     if (!ref) return false;
-    const { state } = await s.aggregates.load(streams.transfer(ref.transferId), T.transferDecider);
+    const { state } = await s.aggregates.peek(streams.transfer(ref.transferId), T.transferDecider); // see legs.ts isOpen
     if (!state.exists) return false;
     if (ref.leg === 'collection') return state.payin_status === 'pending';
     return state.attempts.some((a) => a.attempt === ref.attempt && a.status === 'pending');

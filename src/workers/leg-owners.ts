@@ -21,7 +21,7 @@ export const payinLegOwner: LegOwner = {
     },
   },
   async isOpen(s, reference) {
-    const { state } = await s.aggregates.load(streams.payin(reference), In.payinDecider);
+    const { state } = await s.aggregates.peek(streams.payin(reference), In.payinDecider); // see legs.ts isOpen
     return state.exists && state.status === 'pending';
   },
   submitted: (s, reference, providerReference, meta) => recordPayinSubmission(s, reference, providerReference, meta),
@@ -41,7 +41,7 @@ export const payoutLegOwner: LegOwner = {
     },
   },
   async isOpen(s, reference) {
-    const { state } = await s.aggregates.load(streams.payout(reference), Out.payoutDecider);
+    const { state } = await s.aggregates.peek(streams.payout(reference), Out.payoutDecider); // see legs.ts isOpen
     return state.exists && state.status === 'pending';
   },
   submitted: (s, reference, providerReference, meta) => recordPayoutSubmission(s, reference, providerReference, meta),

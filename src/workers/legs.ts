@@ -32,7 +32,12 @@ export interface LegOwner {
   name: string;
   /** Event types that start a leg, each read as the leg it starts (undefined: none). */
   triggers: Record<string, (event: ForwardedEvent) => LegRequest | undefined>;
-  /** Whether the leg still awaits its outcome (false: nothing to initiate or check any more). */
+  /**
+   * Whether the leg still awaits its outcome (false: nothing to initiate or check any more). May
+   * answer from the aggregate cache (Aggregates.peek): a leg once settled stays settled and the
+   * cache only lags the store, so a cached "settled" is final; a stale "open" only repeats steps
+   * that are idempotent by reference (the provider's initiate, `submitted`, `settled`).
+   */
   isOpen(s: Services, reference: string): Promise<boolean>;
   /** The provider accepted the leg under `providerReference`; idempotent. */
   submitted(s: Services, reference: string, providerReference: string, meta: EventMetadata): Promise<void>;

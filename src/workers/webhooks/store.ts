@@ -80,9 +80,16 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent): Promi
     throw new Error(`webhook snapshot of ${ev.stream_id} carries no (or an inconsistent) merchant_id`);
   }
   const now = s.clock.now();
+  // Read after settle: the cache was cleared for every merchant event up to this one.
+  let url = s.webhookUrlCache.get(merchantId);
+  if (url === undefined) {
+    const generation = s.webhookUrlCache.generation();
+    const merchant = (await s.knex('merchants').where({ id: merchantId }).first('webhook_url')) as { webhook_url: string | null } | undefined;
+    url = merchant?.webhook_url ?? '';
+    if (merchant) s.webhookUrlCache.set(merchantId, url, generation);
+  }
+  const configured = url !== '';
   return s.knex.transaction(async (tx) => {
-    const merchant = await tx('merchants').where({ id: merchantId }).first('webhook_url');
-    const configured = typeof merchant?.webhook_url === 'string' && merchant.webhook_url !== '';
     let inserted = 0;
     for (let i = 0; i < drafts.length; i++) {
       const d = drafts[i]!;
