@@ -104,3 +104,17 @@ t.test('peek answers from the cache only for a stream known to exist', async (t)
   t.equal((await a.peek('p-1', counter)).state.total, 3);
   t.equal(reads() - before, 0, 'known to exist: no read');
 });
+
+t.test('yesFromCache: a "yes" may come from the cache, a "no" is asked again of a fresh read', async (t) => {
+  const { a, b, reads } = await setup(t);
+  await add(a, 'y-1', 1); // a caches one event
+  await add(b, 'y-1', 1); // another process appends what makes the answer "yes" (a leg started later)
+  const hasTwo = (s: St) => s.adds >= 2;
+  let before = reads();
+  t.equal(await a.yesFromCache('y-1', counter, hasTwo), true, 'the lagging cache said no; the store says yes');
+  t.equal(reads() - before, 1, 'the "no" cost one read');
+  before = reads();
+  t.equal(await a.yesFromCache('y-1', counter, (s) => s.adds >= 1), true);
+  t.equal(reads() - before, 0, 'a "yes" from the cache costs no read');
+  t.equal(await a.yesFromCache('y-1', counter, (s) => s.adds >= 5), false, 'a "no" that holds on the store stands');
+});

@@ -74,14 +74,26 @@ export class Aggregates {
   }
 
   /**
-   * For facts that never change once a stream exists (a quote's merchant, flow, currencies), or
-   * that only ever move one way (a settled leg stays settled): the cached state when the stream is
-   * known to exist, else a read. The cached state may lag the store, never lead it.
+   * For facts that never change once a stream exists (a quote's merchant, flow, currencies): the
+   * cached state when the stream is known to exist, else a read. The cached state may lag the
+   * store, never lead it, so nothing that appears later in a stream may be read this way.
    */
   async peek<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>> {
     const cached = this.cache.get(streamId) as { state: S; version: number } | undefined;
     if (cached && cached.version > 0) return { streamId, ...cached };
     return this.load(streamId, decider);
+  }
+
+  /**
+   * A yes/no question whose "yes" may come from a lagging state (a stale "yes" costs only work that
+   * is idempotent anyway) but whose "no" must hold on the store as it is now: a lagging state can
+   * say "no" merely because what makes it "yes" was appended later (a transfer's next disbursement
+   * attempt). Asked of the cached state; a "no" is asked again of a fresh read.
+   */
+  async yesFromCache<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>, question: (state: S) => boolean): Promise<boolean> {
+    const cached = this.cache.get(streamId) as { state: S; version: number } | undefined;
+    if (cached && cached.version > 0 && question(cached.state)) return true;
+    return question((await this.load(streamId, decider)).state);
   }
 
   /**

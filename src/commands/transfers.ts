@@ -217,10 +217,12 @@ export const transferLegOwner: LegOwner = {
   async isOpen(s, reference) {
     const ref = parseLegReference(reference);
     if (!ref) return false;
-    const { state } = await s.aggregates.peek(streams.transfer(ref.transferId), T.transferDecider); // see legs.ts isOpen
-    if (!state.exists) return false;
-    if (ref.leg === 'collection') return state.payin_status === 'pending';
-    return state.attempts.some((a) => a.attempt === ref.attempt && a.status === 'pending');
+    // See legs.ts isOpen: a cached state may not have this disbursement attempt yet.
+    return s.aggregates.yesFromCache(streams.transfer(ref.transferId), T.transferDecider, (state) => {
+      if (!state.exists) return false;
+      if (ref.leg === 'collection') return state.payin_status === 'pending';
+      return state.attempts.some((a) => a.attempt === ref.attempt && a.status === 'pending');
+    });
   },
   async submitted(s, reference, providerReference, meta) {
     const ref = parseLegReference(reference);

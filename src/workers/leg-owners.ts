@@ -21,8 +21,7 @@ export const payinLegOwner: LegOwner = {
     },
   },
   async isOpen(s, reference) {
-    const { state } = await s.aggregates.peek(streams.payin(reference), In.payinDecider); // see legs.ts isOpen
-    return state.exists && state.status === 'pending';
+    return s.aggregates.yesFromCache(streams.payin(reference), In.payinDecider, (st) => st.exists && st.status === 'pending'); // see legs.ts isOpen
   },
   submitted: (s, reference, providerReference, meta) => recordPayinSubmission(s, reference, providerReference, meta),
   settled: (s, reference, outcome, meta) => settlePayin(s, reference, outcome, meta),
@@ -41,8 +40,7 @@ export const payoutLegOwner: LegOwner = {
     },
   },
   async isOpen(s, reference) {
-    const { state } = await s.aggregates.peek(streams.payout(reference), Out.payoutDecider); // see legs.ts isOpen
-    return state.exists && state.status === 'pending';
+    return s.aggregates.yesFromCache(streams.payout(reference), Out.payoutDecider, (st) => st.exists && st.status === 'pending'); // see legs.ts isOpen
   },
   submitted: (s, reference, providerReference, meta) => recordPayoutSubmission(s, reference, providerReference, meta),
   settled: (s, reference, outcome, meta) => settlePayout(s, reference, outcome, meta),

@@ -34,9 +34,10 @@ export interface LegOwner {
   triggers: Record<string, (event: ForwardedEvent) => LegRequest | undefined>;
   /**
    * Whether the leg still awaits its outcome (false: nothing to initiate or check any more). May
-   * answer from the aggregate cache (Aggregates.peek): a leg once settled stays settled and the
-   * cache only lags the store, so a cached "settled" is final; a stale "open" only repeats steps
-   * that are idempotent by reference (the provider's initiate, `submitted`, `settled`).
+   * answer "open" from the aggregate cache (Aggregates.yesFromCache): a stale "open" only repeats
+   * steps that are idempotent by reference (the provider's initiate, `submitted`, `settled`). A
+   * "not open" is always confirmed on a fresh read: a lagging cache may not have the leg yet (a
+   * transfer's next disbursement attempt), and answering "not open" then would drop the leg.
    */
   isOpen(s: Services, reference: string): Promise<boolean>;
   /** The provider accepted the leg under `providerReference`; idempotent. */
