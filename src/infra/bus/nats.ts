@@ -2,12 +2,15 @@
 //
 // Names: with prefix P (NATS_PREFIX, default `payments`) every subject is `P.<subject>`, the one
 // stream is `P_bus` (subjects `P.>`) and a durable consumer D is `P_D`, so several deployments share
-// one NATS without seeing each other. The stream and the durable consumers are created at start
+// one NATS without seeing each other. A durable with several subjects is one server consumer with
+// them all as filters, or on servers before 2.10 (one filter each) one per subject, `P_D__<hash>`
+// (see `layout`); when the layout changes, the new consumers start where the old ones stopped. The stream and the durable consumers are created at start
 // when missing, and updated in place when their configuration changed (subjects, ack wait, limits).
 //
-// Delivery: pull consumers, explicit acks. Each consumer runs `concurrency` loops that pull one
-// message at a time, so nothing waits in a client buffer while its ack wait runs out, and several
-// processes using the same durable share its messages. While a handler runs, the message's ack
+// Delivery: pull consumers, explicit acks. Each consumer runs one pull loop that asks for as many
+// messages as it has free handler slots (`concurrency`) and starts a handler on each as it arrives,
+// so nothing waits in a client buffer while its ack wait runs out, and several processes using the
+// same durable share its messages. While a handler runs, the message's ack
 // timer is reset (`working()`, an in-progress ack) every third of the ack wait: a long handler is
 // never redelivered while it runs. The outcome: ack; `{retryAfterMs}` → nak(delay); a throw →
 // nak(backoffMs(deliveryCount)). Delays are always chosen here, never with the consumer `backoff`
@@ -31,9 +34,10 @@ import {
 import {
   AckPolicy, DeliverPolicy, DiscardPolicy, JetStreamApiCodes, JetStreamApiError, ReplayPolicy, RetentionPolicy, StorageType,
   jetstream, jetstreamManager,
-  type ConsumerConfig, type ConsumerMessages, type Consumer as JsConsumer, type JetStreamClient, type JetStreamManager,
+  type ConsumerConfig, type ConsumerInfo, type ConsumerMessages, type Consumer as JsConsumer, type JetStreamClient, type JetStreamManager,
   type JsMsg, type StreamConfig,
 } from '@nats-io/jetstream';
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
   DEFAULT_MAX_DELIVER, defaultBackoffMs, subjectMatches,
@@ -101,22 +105,10 @@ function serverAtLeast(version: string | undefined, major: number, minor: number
   return maj > major || (maj === major && min >= minor);
 }
 
-/**
- * The narrowest single filter that covers every subject: their common leading literal tokens
- * followed by `>` (at least one token shorter than the shortest subject, since `>` needs one).
- * For servers older than 2.10, which take one filter subject per consumer; the client then keeps
- * only the messages that match one of the subjects.
- */
-export function coveringSubject(subjects: string[]): string {
-  const split = subjects.map((s) => s.split('.'));
-  const max = Math.min(...split.map((t) => t.length)) - 1;
-  const common: string[] = [];
-  for (let i = 0; i < max; i++) {
-    const token = split[0]![i]!;
-    if (token === '*' || token === '>' || !split.every((t) => t[i] === token)) break;
-    common.push(token);
-  }
-  return [...common, '>'].join('.');
+/** One consumer on the server: its name and filter subjects (without the prefix). */
+export interface ServerConsumer {
+  name: string;
+  subjects: string[];
 }
 
 export class NatsBus implements Bus {
@@ -271,20 +263,52 @@ export class NatsBus implements Bus {
     }
   }
 
-  private filterFor(subjects: string[]): Pick<ConsumerConfig, 'filter_subject' | 'filter_subjects'> {
-    const full = [...new Set(subjects.map((s) => this.subject(s)))].sort();
-    if (full.length === 1) return { filter_subject: full[0]!, filter_subjects: undefined };
-    if (serverAtLeast(this.nc.info?.version, 2, 10)) return { filter_subject: undefined, filter_subjects: full };
-    return { filter_subject: coveringSubject(full), filter_subjects: undefined };
+  /** Whether the server takes several filter subjects on one consumer (NATS 2.10 and later). */
+  private multiFilter(): boolean {
+    return serverAtLeast(this.nc.info?.version, 2, 10);
   }
 
-  /** Creates the durable consumer, or updates what changed in its configuration. */
-  async ensureConsumer(opts: ConsumerOptions): Promise<string> {
-    const name = this.durableName(opts.durable);
-    if (opts.subjects.length === 0) throw new Error(`consumer ${opts.durable} has no subjects`);
-    const filter = this.filterFor(opts.subjects);
+  /**
+   * The server-side consumers of one durable: one with every subject as its filters, or, on a
+   * server before 2.10 (one filter per consumer), one per subject, named `<durable>__<hash>`.
+   * One consumer with a filter covering all the subjects would do too, but it receives, and must
+   * acknowledge, every message under the covering filter: a worker that wants three event types
+   * of fifty would take (a pull, a delivery and an ack for) every event.
+   */
+  layout(durable: string, subjects: string[]): ServerConsumer[] {
+    const base = this.durableName(durable);
+    const unique = [...new Set(subjects)].sort();
+    if (unique.length === 0) throw new Error(`consumer ${durable} has no subjects`);
+    if (unique.length === 1 || this.multiFilter()) return [{ name: base, subjects: unique }];
+    return unique.map((s) => ({ name: `${base}__${createHash('sha256').update(s).digest('hex').slice(0, 12)}`, subjects: [s] }));
+  }
+
+  /**
+   * This durable's server consumers of another layout (the server was upgraded, or the subjects
+   * changed): `<durable>` and `<durable>__*` not in `current`.
+   */
+  private async predecessors(durable: string, current: ServerConsumer[]): Promise<ConsumerInfo[]> {
+    const base = this.durableName(durable);
+    const keep = new Set(current.map((c) => c.name));
+    const out: ConsumerInfo[] = [];
+    for await (const info of this.jsm.consumers.list(this.streamName)) {
+      const name = info.name;
+      if (!keep.has(name) && (name === base || name.startsWith(`${base}__`))) out.push(info);
+    }
+    return out;
+  }
+
+  /**
+   * Creates the server consumer, or updates what changed in its configuration. A new one starts
+   * after `startAfter` (a stream sequence) when given, else from the oldest message the stream keeps.
+   */
+  async ensureConsumer(durable: string, sc: ServerConsumer, startAfter?: number): Promise<string> {
+    const full = sc.subjects.map((s) => this.subject(s));
+    const filter: Pick<ConsumerConfig, 'filter_subject' | 'filter_subjects'> = full.length === 1
+      ? { filter_subject: full[0]!, filter_subjects: undefined }
+      : { filter_subject: undefined, filter_subjects: full };
     const updatable = {
-      description: `merchant payments consumer ${opts.durable}`,
+      description: `merchant payments consumer ${durable}`,
       ack_wait: nanos(this.ackWaitMs),
       max_deliver: -1,
       max_ack_pending: this.maxAckPending,
@@ -292,20 +316,23 @@ export class NatsBus implements Bus {
     };
     let info;
     try {
-      info = await this.jsm.consumers.info(this.streamName, name);
+      info = await this.jsm.consumers.info(this.streamName, sc.name);
     } catch (err) {
       if (!isNotFound(err)) throw err;
       // A new durable starts from the oldest message the stream keeps, so a worker deployed together
-      // with the forwarder misses nothing that was published before its consumer existed.
+      // with the forwarder misses nothing that was published before its consumer existed; one that
+      // replaces another layout starts where that one's acknowledgements stopped.
       const cfg: Partial<ConsumerConfig> = {
-        durable_name: name,
+        durable_name: sc.name,
         ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
+        ...(startAfter === undefined
+          ? { deliver_policy: DeliverPolicy.All }
+          : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: startAfter + 1 }),
         replay_policy: ReplayPolicy.Instant,
         ...updatable,
       };
       await this.jsm.consumers.add(this.streamName, cfg);
-      return name;
+      return sc.name;
     }
     const have = info.config;
     const sameFilter = (have.filter_subject ?? '') === (filter.filter_subject ?? '')
@@ -317,11 +344,11 @@ export class NatsBus implements Bus {
       || have.description !== updatable.description
       || (have.backoff?.length ?? 0) > 0;
     if (changed) {
-      this.log?.info({ consumer: name }, 'updating NATS consumer configuration');
+      this.log?.info({ consumer: sc.name }, 'updating NATS consumer configuration');
       // `backoff` is cleared: it would replace ack_wait for redeliveries; delays are chosen in code.
-      await this.jsm.consumers.update(this.streamName, name, { ...updatable, backoff: undefined });
+      await this.jsm.consumers.update(this.streamName, sc.name, { ...updatable, backoff: undefined });
     }
-    return name;
+    return sc.name;
   }
 
   async publish(subject: string, id: string, data: unknown): Promise<void> {
@@ -377,11 +404,34 @@ export class NatsBus implements Bus {
     if (this.closing) throw new Error('bus closed');
     const concurrency = opts.concurrency ?? 1;
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('concurrency must be a whole number ≥ 1');
-    const name = await this.ensureConsumer(opts);
-    const c = new NatsConsumer(this, opts, name, concurrency);
-    this.consumers.add(c);
-    c.start();
-    return c;
+    const layout = this.layout(opts.durable, opts.subjects);
+    const previous = await this.predecessors(opts.durable, layout);
+    // Where the previous layout's acknowledgements stopped (its lowest floor): what it delivered
+    // and was not acknowledged is delivered again by the new one (at least once).
+    const startAfter = previous.length === 0 ? undefined : Math.min(...previous.map((p) => p.ack_floor.stream_seq));
+    const parts: NatsConsumer[] = [];
+    for (const sc of layout) {
+      await this.ensureConsumer(opts.durable, sc, startAfter);
+      // On servers before 2.10, each subject's consumer has the whole `concurrency`.
+      parts.push(new NatsConsumer(this, { ...opts, subjects: sc.subjects }, sc.name, concurrency));
+    }
+    for (const p of previous) {
+      // Removed once nobody pulls from it (a process of the previous version may still run).
+      if (p.num_waiting > 0) continue;
+      await this.jsm.consumers.delete(this.streamName, p.name)
+        .then(() => this.log?.info({ consumer: p.name }, 'removed the NATS consumer of the previous layout'))
+        .catch((err) => this.log?.warn({ err, consumer: p.name }, 'could not remove the NATS consumer of the previous layout'));
+    }
+    for (const c of parts) {
+      this.consumers.add(c);
+      c.start();
+    }
+    const consumer = {
+      stop: async () => { await Promise.all(parts.map((c) => c.stop())); },
+      /** Pull requests sent so far, for tests. */
+      get pulls() { return parts.reduce((n, c) => n + c.pulls, 0); },
+    };
+    return consumer;
   }
 
   forget(c: NatsConsumer): void {
@@ -400,17 +450,18 @@ export class NatsBus implements Bus {
 
   /** The server's count of each of this process's durables: not yet delivered + delivered and not acknowledged. */
   async consumerLag(): Promise<ConsumerLag[]> {
-    const durables = [...new Set([...this.consumers].map((c) => c.durable))];
-    const out: ConsumerLag[] = [];
-    for (const durable of durables) {
+    const byDurable = new Map<string, number>();
+    const unreachable = new Set<string>();
+    for (const c of this.consumers) {
       try {
-        const info = await withTimeout(this.jsm.consumers.info(this.streamName, this.durableName(durable)), 2_000);
-        out.push({ durable, pending: info.num_pending + info.num_ack_pending });
+        const info = await withTimeout(this.jsm.consumers.info(this.streamName, c.name), 2_000);
+        byDurable.set(c.durable, (byDurable.get(c.durable) ?? 0) + info.num_pending + info.num_ack_pending);
       } catch {
-        // Not reachable now: the series is left out of this scrape rather than reported as 0.
+        unreachable.add(c.durable);
       }
     }
-    return out;
+    // Not reachable now: the series is left out of this scrape rather than reported too low.
+    return [...byDurable].filter(([d]) => !unreachable.has(d)).map(([durable, pending]) => ({ durable, pending }));
   }
 
   /** Stops the consumers (in-flight handlers finish), then drains the connection. */
@@ -431,8 +482,13 @@ export class NatsBus implements Bus {
 
 class NatsConsumer implements Consumer {
   private stopped = false;
-  private loops: Array<Promise<void>> = [];
+  /** Pull requests sent so far (a pull may bring several messages). */
+  pulls = 0;
+  private pulling: Promise<void> | undefined;
   private readonly fetches = new Set<ConsumerMessages>();
+  /** Handlers running now (each on a message taken by the pull loop); never more than `concurrency`. */
+  private readonly running = new Set<Promise<void>>();
+  private slotFreed: (() => void) | undefined;
   private handle: JsConsumer | undefined;
   private wakeStop!: () => void;
   private readonly stopSignal = new Promise<void>((r) => (this.wakeStop = r));
@@ -441,7 +497,7 @@ class NatsConsumer implements Consumer {
   constructor(
     private readonly bus: NatsBus,
     private readonly opts: ConsumerOptions,
-    private readonly name: string,
+    readonly name: string,
     private readonly concurrency: number,
   ) {}
 
@@ -450,11 +506,11 @@ class NatsConsumer implements Consumer {
   }
 
   start(): void {
-    for (let i = 0; i < this.concurrency; i++) this.loops.push(this.loop());
+    this.pulling = this.loop();
   }
 
   async ensure(): Promise<void> {
-    await this.bus.ensureConsumer(this.opts);
+    await this.bus.ensureConsumer(this.opts.durable, { name: this.name, subjects: this.opts.subjects });
     this.handle = undefined;
   }
 
@@ -463,18 +519,34 @@ class NatsConsumer implements Consumer {
     return this.handle;
   }
 
-  /** One pull at a time: a message is only taken when this loop can handle it now. */
+  /** Resolves once a handler slot is free (or the consumer stops). */
+  private async freeSlot(): Promise<void> {
+    while (!this.stopped && this.running.size >= this.concurrency) {
+      await Promise.race([new Promise<void>((r) => (this.slotFreed = r)), this.stopSignal]);
+    }
+  }
+
+  /**
+   * One pull loop per consumer. Each pull asks for as many messages as there are free handler
+   * slots, and every message is handed to a handler the moment it arrives: a message is only taken
+   * when it can be handled now (nothing waits in a client buffer while its ack wait runs out), and
+   * under load one pull request brings several messages instead of one each (every request is a
+   * round trip to the server and a socket write).
+   */
   private async loop(): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
       try {
+        await this.freeSlot();
+        if (this.stopped) break;
         const consumer = await this.consumer();
-        const messages = await consumer.fetch({ max_messages: 1, expires: this.bus.pullExpiresMs });
+        this.pulls++;
+        const messages = await consumer.fetch({ max_messages: this.concurrency - this.running.size, expires: this.bus.pullExpiresMs });
         this.fetches.add(messages);
         try {
           for await (const m of messages) {
             if (this.stopped) m.nak(); // taken while stopping: straight back to the server
-            else await this.deliver(m);
+            else this.dispatch(m);
           }
         } finally {
           this.fetches.delete(messages);
@@ -491,6 +563,18 @@ class NatsConsumer implements Consumer {
         await Promise.race([sleep(Math.min(5_000, 100 * 2 ** Math.min(failures, 6))), this.stopSignal]);
       }
     }
+  }
+
+  private dispatch(m: JsMsg): void {
+    const handled: Promise<void> = this.deliver(m)
+      .catch((err) => this.bus.log?.error({ err, consumer: this.name }, 'NATS delivery failed'))
+      .finally(() => {
+        this.running.delete(handled);
+        const wake = this.slotFreed;
+        this.slotFreed = undefined;
+        wake?.();
+      });
+    this.running.add(handled);
   }
 
   private async deliver(m: JsMsg): Promise<void> {
@@ -551,7 +635,8 @@ class NatsConsumer implements Consumer {
       this.stopped = true;
       this.wakeStop();
       await Promise.all([...this.fetches].map((f) => f.close().catch(() => undefined)));
-      await Promise.all(this.loops);
+      await this.pulling;
+      await Promise.all(this.running); // in-flight handlers finish and settle their messages
       this.bus.forget(this);
     })();
     return this.stopping;

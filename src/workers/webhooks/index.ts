@@ -1,11 +1,11 @@
-// The webhook worker (issue 5): a durable bus consumer on `events.>` records one webhook event per
+// The webhook worker (issue 5): a durable bus consumer on the webhook event types records one webhook event per
 // terminal domain event (before any delivery is attempted), and the durable scheduler runs the
 // delivery attempts and their retry schedule. See store.ts (states, order) and delivery.ts.
 import type { Services } from '../../services.ts';
 import { neverGiveUp } from '../never-give-up.ts';
 import type { Worker } from '../../registry.ts';
-import type { ForwardedEvent } from '../event-forwarder.ts';
-import { webhookResourceOf } from './resources.ts';
+import { subjectOf, type ForwardedEvent } from '../event-forwarder.ts';
+import { webhookEventTypes, webhookResourceOf } from './resources.ts';
 import { JOB_KIND, recordWebhookEvent } from './store.ts';
 import { deliveryHandler, OVERALL_CONCURRENCY, type DeliveryJob } from './delivery.ts';
 
@@ -23,7 +23,8 @@ export const webhookWorker: Worker = {
     });
     const consumer = await s.bus.consume(neverGiveUp(s.log, {
       durable: WEBHOOK_RECORDER,
-      subjects: ['events.>'],
+      // Only the webhook event types: the bus delivers (and this worker acknowledges) nothing else.
+      subjects: webhookEventTypes().map(subjectOf),
       concurrency: 8,
       handler: async (msg) => {
         const ev = msg.data as ForwardedEvent;

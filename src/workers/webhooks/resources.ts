@@ -67,6 +67,11 @@ export function registerWebhookResource(r: WebhookResource): () => void {
   };
 }
 
+/** Every domain event type that is a webhook event of some resource (what the recorder subscribes to). */
+export function webhookEventTypes(): string[] {
+  return [...new Set(resources.flatMap((r) => r.events))].sort();
+}
+
 export function resourceForStream(streamId: string): WebhookResource | undefined {
   return resources.find((r) => streamId.startsWith(r.streamPrefix) && streamId.length > r.streamPrefix.length);
 }
