@@ -75,6 +75,8 @@ t.test('a terminal event is recorded once and delivered signed, with the snapsho
 
   // Exactly once: a re-sent bus message records nothing more and sends nothing more.
   t.equal(await recordWebhookEvent(h.app.services, toMessage(completed)), 0, 'a redelivered message inserts nothing');
+  t.equal(await recordWebhookEvent(h.app.services, toMessage(completed), { firstDelivery: true }), 0,
+    'a re-sent message seen as a first delivery (no lookup first) inserts nothing either');
   await sleep(600);
   t.equal(rx.deliveries.length, 1, 'one delivery');
   const rows = await h.app.services.knex('webhook_events').where({ resource_id: id });

@@ -47,10 +47,11 @@ interface CheckPayload {
 }
 
 /** Provider leg latency: from the leg's start (its provider_legs row) to its settlement, once. */
-async function observeSettled(s: Services, reference: string, outcome: LegOutcome, position: bigint | undefined): Promise<void> {
+type LegRow = { provider: string; kind: string; created_at: Date | string };
+
+async function observeSettled(s: Services, reference: string, outcome: LegOutcome, position: bigint | undefined, known?: LegRow): Promise<void> {
   if (position === undefined) return; // settled before (another path got there first): counted then
-  const row = (await s.knex('provider_legs').where({ reference }).first('provider', 'kind', 'created_at')) as
-    | { provider: string; kind: string; created_at: Date | string } | undefined;
+  const row = known ?? (await s.knex('provider_legs').where({ reference }).first('provider', 'kind', 'created_at')) as LegRow | undefined;
   if (!row) return;
   const seconds = Math.max(0, s.clock.now().getTime() - new Date(row.created_at).getTime()) / 1000;
   s.metrics.providerLegs.observe({ provider: row.provider, kind: row.kind, outcome: outcome.outcome }, seconds);
@@ -97,11 +98,12 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
   crashPoint('after-provider-call');
   // The provider has the OTP now (or the leg was started before): it has no further use here.
   if (leg.otp) await vault.discard(leg.reference);
-  await s.knex('provider_legs').where({ reference: leg.reference }).update({ provider_reference: status.providerReference });
+  const [legRow] = (await s.knex('provider_legs').where({ reference: leg.reference })
+    .update({ provider_reference: status.providerReference }, ['provider', 'kind', 'created_at'])) as LegRow[];
   await owner.submitted(s, leg.reference, status.providerReference, meta);
   const outcome = outcomeOf(status);
   if (outcome) {
-    await observeSettled(s, leg.reference, outcome, await owner.settled(s, leg.reference, outcome, meta));
+    await observeSettled(s, leg.reference, outcome, await owner.settled(s, leg.reference, outcome, meta), legRow);
     return;
   }
   const payload: CheckPayload = {

@@ -69,29 +69,42 @@ export class SandboxProvider implements ProviderAdapter {
   async initiate(leg: InitiateLeg): Promise<ProviderStatus> {
     const now = this.clock.now();
     const { planned, reason } = plan(leg);
+    // With no settle time a leg is due the moment it exists: it is written settled, as the first
+    // status() would settle it (one statement instead of an insert, an update and a read).
+    const settled = this.settleMs <= 0 && planned !== 'stuck';
     // The reference is the idempotency key: a second initiate finds the first leg and changes nothing.
-    await this.knex.raw(
+    const inserted = await this.knex.raw<{ rows: Row[] }>(
       `INSERT INTO sandbox_provider_legs
-         (reference, provider_reference, kind, operator_code, phone, amount, currency, planned, planned_reason, state, settle_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
-       ON CONFLICT (reference) DO NOTHING`,
+         (reference, provider_reference, kind, operator_code, phone, amount, currency, planned, planned_reason, state, reason, settle_at, settled_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (reference) DO NOTHING
+       RETURNING *`,
       [
         leg.reference, `SBX-${randomBytes(8).toString('hex').toUpperCase()}`, leg.kind, leg.operatorCode, leg.phone,
-        leg.amount.toString(), leg.currency, planned, reason, new Date(now.getTime() + this.settleMs), now,
+        leg.amount.toString(), leg.currency, planned, reason, settled ? planned : 'pending', settled ? reason : null,
+        new Date(now.getTime() + this.settleMs), settled ? now : null, now,
       ],
     );
-    return (await this.status(leg.reference))!;
+    const row = inserted.rows[0];
+    return row ? statusOf(row) : (await this.status(leg.reference))!;
   }
 
   async status(reference: string): Promise<ProviderStatus | undefined> {
     const now = this.clock.now();
-    // A due leg settles to its planned outcome, once (state = 'pending' guards a concurrent reader).
-    await this.knex.raw(
-      `UPDATE sandbox_provider_legs SET state = planned, reason = planned_reason, settled_at = ?
-       WHERE reference = ? AND state = 'pending' AND planned <> 'stuck' AND settle_at <= ?`,
-      [now, reference, now],
+    // A due leg settles to its planned outcome, once (state = 'pending' guards a concurrent reader);
+    // the leg is read in the same statement (the outer SELECT sees the row as it was before the
+    // UPDATE, so it answers only when the UPDATE changed nothing).
+    const r = await this.knex.raw<{ rows: Row[] }>(
+      `WITH settled AS (
+         UPDATE sandbox_provider_legs SET state = planned, reason = planned_reason, settled_at = ?
+         WHERE reference = ? AND state = 'pending' AND planned <> 'stuck' AND settle_at <= ?
+         RETURNING *)
+       SELECT * FROM settled
+       UNION ALL
+       SELECT * FROM sandbox_provider_legs WHERE reference = ? AND NOT EXISTS (SELECT 1 FROM settled)`,
+      [now, reference, now, reference],
     );
-    const row = (await this.knex('sandbox_provider_legs').where({ reference }).first()) as Row | undefined;
+    const row = r.rows[0];
     return row ? statusOf(row) : undefined;
   }
 

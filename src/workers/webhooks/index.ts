@@ -29,7 +29,7 @@ export const webhookWorker: Worker = {
       handler: async (msg) => {
         const ev = msg.data as ForwardedEvent;
         if (!webhookResourceOf(ev.stream_id, ev.type)) return;
-        await recordWebhookEvent(s, ev);
+        await recordWebhookEvent(s, ev, { firstDelivery: msg.deliveryCount === 1 });
       },
     }));
     return async () => {

@@ -64,11 +64,16 @@ export interface AttemptRow {
  * webhook event of the same resource not yet recorded (so the order chain is always complete).
  * Idempotent: a redelivered message inserts nothing. Returns how many rows were inserted.
  */
-export async function recordWebhookEvent(s: Services, ev: ForwardedEvent): Promise<number> {
+export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: { firstDelivery?: boolean } = {}): Promise<number> {
   const resource = webhookResourceOf(ev.stream_id, ev.type);
   if (!resource) return 0;
-  const already = await s.knex('webhook_events').where({ id: ev.id }).first('id');
-  if (already) return 0;
+  // A message seen before (a redelivery) is usually recorded already: one lookup saves the stream
+  // read. A first delivery almost never is, so it skips the lookup; the inserts below are
+  // idempotent by event id either way (a re-sent first delivery inserts nothing).
+  if (!opts.firstDelivery) {
+    const already = await s.knex('webhook_events').where({ id: ev.id }).first('id');
+    if (already) return 0;
+  }
   // The merchant read model must include everything up to this event (its webhook configuration).
   await s.settle(BigInt(ev.position));
   const stream = (await s.store.readStream(ev.stream_id)).filter((e) => e.version <= ev.version);
@@ -89,20 +94,24 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent): Promi
     if (merchant) s.webhookUrlCache.set(merchantId, url, generation);
   }
   const configured = url !== '';
+  const rowOf = (d: WebhookEventDraft, i: number) => ({
+    id: d.envelope.id, merchant_id: merchantId, event: d.envelope.event, resource_type: d.resourceType,
+    resource_id: d.resourceId, customer_id: d.customerId, stream_id: d.streamId, stream_version: d.streamVersion,
+    prev_event_id: i > 0 ? drafts[i - 1]!.envelope.id : null, body: d.body, delivery_status: configured ? 'pending' : 'not_configured',
+    next_attempt_at: configured ? now : null, created_at: sortInstant(d.envelope.created_at, d.streamVersion), recorded_at: now, updated_at: now,
+  });
+  if (!configured) {
+    // Nothing to schedule: the rows alone, in one statement (atomic without a transaction).
+    return (await s.knex('webhook_events').insert(drafts.map(rowOf)).onConflict().ignore().returning('id')).length;
+  }
   return s.knex.transaction(async (tx) => {
     let inserted = 0;
     for (let i = 0; i < drafts.length; i++) {
       const d = drafts[i]!;
       const prevId = i > 0 ? drafts[i - 1]!.envelope.id : null;
-      const rows = await tx('webhook_events').insert({
-        id: d.envelope.id, merchant_id: merchantId, event: d.envelope.event, resource_type: d.resourceType,
-        resource_id: d.resourceId, customer_id: d.customerId, stream_id: d.streamId, stream_version: d.streamVersion,
-        prev_event_id: prevId, body: d.body, delivery_status: configured ? 'pending' : 'not_configured',
-        next_attempt_at: configured ? now : null, created_at: sortInstant(d.envelope.created_at, d.streamVersion), recorded_at: now, updated_at: now,
-      }).onConflict().ignore().returning('id');
+      const rows = await tx('webhook_events').insert(rowOf(d, i)).onConflict().ignore().returning('id');
       if (rows.length === 0) continue;
       inserted++;
-      if (!configured) continue;
       const prev = prevId
         ? await tx.raw<{ rows: Array<{ delivery_status: string }> }>('SELECT delivery_status FROM webhook_events WHERE id = ? FOR SHARE', [prevId])
         : undefined;
