@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import { prepareByText } from './prepared-statements.ts';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { migrationSource } from '../projections/migrations/index.ts';
 
@@ -79,7 +80,13 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const knex = knexFactory({
       client: 'pg',
       connection: opts.databaseUrl,
-      pool: { min: 0, max: opts.poolMax ?? 10 },
+      pool: {
+        min: 0, max: opts.poolMax ?? 10,
+        afterCreate: (conn: pg.Client, done: (err: Error | null, c: pg.Client) => void) => {
+          prepareByText(conn);
+          done(null, conn);
+        },
+      },
     });
     return { knex, kind: 'postgres', url: opts.databaseUrl, close: () => knex.destroy() };
   }
