@@ -104,7 +104,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     idempotency: new IdempotencyStore(db.knex, clock),
     metrics: new Metrics(),
     keyCache: new MerchantRowCache(),
-    webhookUrlCache: new MerchantRowCache(),
+    webhookTargets: new MerchantRowCache(),
     scheduler: new Scheduler(db.knex, clock, log, { leaseMs: config.jobLeaseMs }),
     settle: async (position) => {
       if (position === undefined) return;
@@ -121,7 +121,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   projector.onApplied((events) => {
     if (!events.some((e) => e.streamId.startsWith('merchant-'))) return;
     services.keyCache.clear();
-    services.webhookUrlCache.clear();
+    services.webhookTargets.clear();
   });
   await projector.start();
   const stops: Array<() => Promise<void>> = [];

@@ -92,6 +92,11 @@ export class Scheduler {
     else wakeNow();
   }
 
+  /** Jobs of `kind` were scheduled outside schedule() (by a database function): poll for them now. */
+  nudge(kind: string): void {
+    if (this.started && this.kinds.has(kind)) this.wake(kind, 0);
+  }
+
   async cancel(kind: string, key: string): Promise<void> {
     await this.knex.raw('DELETE FROM jobs WHERE kind = ? AND key = ?', [kind, key]);
   }

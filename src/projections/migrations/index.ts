@@ -13,6 +13,7 @@ import * as m009 from './009_audit.ts';
 import * as m010 from './010_idempotency_body_as_sent.ts';
 import * as m011 from './011_dashboard.ts';
 import * as m012 from './012_lz4_read_models.ts';
+import * as m013 from './013_webhook_functions.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -32,6 +33,7 @@ const migrations: Array<[string, Migration]> = [
   ['010_idempotency_body_as_sent', m010],
   ['011_dashboard', m011],
   ['012_lz4_read_models', m012],
+  ['013_webhook_functions', m013],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -17,6 +17,7 @@ import { postWebhook, signedHeaders, type AttemptResult } from './sender.ts';
 import { JOB_KIND, isFinal, manualJobKey, recordAttempt, type WebhookEventRow } from './store.ts';
 import { webhookOutcome } from '../../infra/metrics.ts';
 import { crashPoint } from '../../infra/crash-points.ts';
+import { webhookTargetOf } from './targets.ts';
 
 export const OVERALL_CONCURRENCY = 64;
 export const PER_MERCHANT_CONCURRENCY = 4;
@@ -77,16 +78,14 @@ export async function requestRedelivery(s: Services, eventId: string, merchantId
 
 async function attempt(s: Services, row: WebhookEventRow): Promise<{ url: string | null; attemptedAt: Date; result: AttemptResult }> {
   const attemptedAt = s.clock.now();
-  const merchant = (await s.knex('merchants').where({ id: row.merchant_id }).first('webhook_url', 'webhook_secret_sealed')) as
-    | { webhook_url: string | null; webhook_secret_sealed: string | null }
-    | undefined;
-  const url = merchant?.webhook_url ?? null;
-  if (!url || !merchant?.webhook_secret_sealed) {
+  const target = await webhookTargetOf(s, row.merchant_id);
+  const url = target?.url ?? null;
+  if (!url || !target?.sealedSecret) {
     return { url, attemptedAt, result: { ok: false, statusCode: null, error: 'no webhook URL configured', durationMs: 0 } };
   }
   let secret: string;
   try {
-    secret = s.secrets.decrypt(merchant.webhook_secret_sealed);
+    secret = s.secrets.decrypt(target.sealedSecret);
   } catch {
     return { url, attemptedAt, result: { ok: false, statusCode: null, error: 'the signing secret cannot be read', durationMs: 0 } };
   }
@@ -104,14 +103,15 @@ export function deliveryHandler(s: Services): (job: Job<DeliveryJob>) => Promise
     if (!limiter.tryAcquire(merchantId)) return later(limiter.busyDelayMs(merchantId, s.config.webhookTimeoutMs));
     let durationMs: number | undefined;
     try {
-      const row = (await s.knex('webhook_events').where({ id: eventId }).first()) as WebhookEventRow | undefined;
+      // The event and its predecessor's state in one read.
+      const found = await s.knex.raw<{ rows: Array<WebhookEventRow & { prev_status: string | null }> }>(
+        `SELECT e.*, p.delivery_status AS prev_status FROM webhook_events e
+         LEFT JOIN webhook_events p ON p.id = e.prev_event_id WHERE e.id = ?`, [eventId]);
+      const row = found.rows[0];
       if (!row) return;
       if (trigger === 'scheduled') {
         if (row.delivery_status !== 'pending') return; // delivered (maybe by a redelivery) or finished
-        if (row.prev_event_id) {
-          const prev = await s.knex('webhook_events').where({ id: row.prev_event_id }).first('delivery_status');
-          if (!prev || !isFinal(prev.delivery_status)) return later(WAITING_RECHECK_MS);
-        }
+        if (row.prev_event_id && (row.prev_status === null || !isFinal(row.prev_status))) return later(WAITING_RECHECK_MS);
         const due = row.next_attempt_at ? new Date(row.next_attempt_at).getTime() : 0;
         if (due > s.clock.now().getTime()) return { retryAt: new Date(due) };
       }

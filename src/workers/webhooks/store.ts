@@ -14,6 +14,7 @@ import type { Services } from '../../services.ts';
 import type { ForwardedEvent } from '../event-forwarder.ts';
 import { draftOf, type Envelope, type WebhookEventDraft } from './envelope.ts';
 import { webhookResourceOf } from './resources.ts';
+import { webhookTargetOf } from './targets.ts';
 
 export const JOB_KIND = 'webhook.delivery';
 export const autoJobKey = (eventId: string) => `auto:${eventId}`;
@@ -86,13 +87,7 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: 
   }
   const now = s.clock.now();
   // Read after settle: the cache was cleared for every merchant event up to this one.
-  let url = s.webhookUrlCache.get(merchantId);
-  if (url === undefined) {
-    const generation = s.webhookUrlCache.generation();
-    const merchant = (await s.knex('merchants').where({ id: merchantId }).first('webhook_url')) as { webhook_url: string | null } | undefined;
-    url = merchant?.webhook_url ?? '';
-    if (merchant) s.webhookUrlCache.set(merchantId, url, generation);
-  }
+  const url = (await webhookTargetOf(s, merchantId))?.url ?? '';
   const configured = url !== '';
   const rowOf = (d: WebhookEventDraft, i: number) => ({
     id: d.envelope.id, merchant_id: merchantId, event: d.envelope.event, resource_type: d.resourceType,
@@ -104,23 +99,14 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: 
     // Nothing to schedule: the rows alone, in one statement (atomic without a transaction).
     return (await s.knex('webhook_events').insert(drafts.map(rowOf)).onConflict().ignore().returning('id')).length;
   }
-  return s.knex.transaction(async (tx) => {
-    let inserted = 0;
-    for (let i = 0; i < drafts.length; i++) {
-      const d = drafts[i]!;
-      const prevId = i > 0 ? drafts[i - 1]!.envelope.id : null;
-      const rows = await tx('webhook_events').insert(rowOf(d, i)).onConflict().ignore().returning('id');
-      if (rows.length === 0) continue;
-      inserted++;
-      const prev = prevId
-        ? await tx.raw<{ rows: Array<{ delivery_status: string }> }>('SELECT delivery_status FROM webhook_events WHERE id = ? FOR SHARE', [prevId])
-        : undefined;
-      if (!prev || (prev.rows[0] && isFinal(prev.rows[0].delivery_status))) {
-        await s.scheduler.schedule(JOB_KIND, autoJobKey(d.envelope.id), { eventId: d.envelope.id, merchantId, trigger: 'scheduled' }, now, { tx });
-      }
-    }
-    return inserted;
-  });
+  // In order, each new row with its first delivery job if its predecessor is final: one round trip
+  // (the database function record_webhook_events, migration 013).
+  const r = await s.knex.raw<{ rows: Array<{ o_inserted: number; o_scheduled: number }> }>(
+    'SELECT o_inserted, o_scheduled FROM record_webhook_events(?::jsonb, ?, ?)', [JSON.stringify(drafts.map(rowOf)), JOB_KIND, now],
+  );
+  const { o_inserted: inserted, o_scheduled: scheduled } = r.rows[0]!;
+  if (scheduled > 0) s.scheduler.nudge(JOB_KIND);
+  return inserted;
 }
 
 export interface AttemptOutcome {
@@ -131,60 +117,24 @@ export interface AttemptOutcome {
 
 /**
  * Records one finished attempt and moves the delivery state; when the event becomes final, its
- * resource's next event (if recorded and waiting) gets its delivery job.
+ * resource's next event (if recorded and waiting) gets its delivery job. One round trip: the
+ * database function record_webhook_attempt (migration 013) does it under the event row's lock.
  */
 export async function recordAttempt(
   s: Services,
   eventId: string,
   a: { trigger: 'scheduled' | 'manual'; url: string | null; attemptedAt: Date; durationMs: number; statusCode: number | null; error: string | null; ok: boolean },
 ): Promise<AttemptOutcome> {
-  const schedule = s.config.webhookRetryScheduleSeconds;
-  const maxAttempts = schedule.length + 1;
-  return s.knex.transaction(async (tx) => {
-    const r = await tx.raw<{ rows: WebhookEventRow[] }>('SELECT * FROM webhook_events WHERE id = ? FOR UPDATE', [eventId]);
-    const row = r.rows[0];
-    if (!row) throw new Error(`webhook event ${eventId} not found`);
-    const now = s.clock.now();
-    const attempt = row.attempt_count + 1;
-    await tx('webhook_attempts').insert({
-      event_id: eventId, attempt, trigger: a.trigger, url: a.url, attempted_at: a.attemptedAt,
-      duration_ms: Math.max(0, Math.round(a.durationMs)), status_code: a.statusCode, error: a.error ? a.error.slice(0, 500) : null,
-      succeeded: a.ok,
-    });
-    let status: DeliveryStatus = row.delivery_status;
-    let scheduled = row.scheduled_attempts;
-    let nextAttemptAt: Date | null = row.next_attempt_at ? new Date(row.next_attempt_at) : null;
-    if (a.trigger === 'scheduled') scheduled++;
-    if (a.ok) {
-      status = 'delivered';
-      nextAttemptAt = null;
-    } else if (a.trigger === 'scheduled') {
-      if (scheduled >= maxAttempts) {
-        status = 'failed';
-        nextAttemptAt = null;
-      } else {
-        nextAttemptAt = new Date(now.getTime() + schedule[scheduled - 1]! * 1000);
-      }
-    }
-    const [updated] = (await tx('webhook_events').where({ id: eventId }).update({
-      delivery_status: status, attempt_count: attempt, scheduled_attempts: scheduled, next_attempt_at: nextAttemptAt,
-      last_attempt_at: a.attemptedAt, last_status_code: a.statusCode, last_error: a.ok ? null : a.error,
-      delivered_at: a.ok && !row.delivered_at ? now : row.delivered_at, updated_at: now,
-    }).returning('*')) as WebhookEventRow[];
-    if (row.delivery_status === 'pending' && isFinal(status)) await releaseSuccessors(s, tx, eventId, now);
-    return { row: updated!, nextAttemptAt: status === 'pending' ? nextAttemptAt : null };
-  });
-}
-
-/** Schedules the first attempt of the events waiting for `eventId` (same resource, next in order). */
-async function releaseSuccessors(s: Services, tx: Knex.Transaction, eventId: string, now: Date): Promise<void> {
-  const next = await tx('webhook_events')
-    .where({ prev_event_id: eventId, delivery_status: 'pending', scheduled_attempts: 0 })
-    .select('id', 'merchant_id');
-  for (const n of next as Array<{ id: string; merchant_id: string }>) {
-    await tx('webhook_events').where({ id: n.id }).update({ next_attempt_at: now, updated_at: now });
-    await s.scheduler.schedule(JOB_KIND, autoJobKey(n.id), { eventId: n.id, merchantId: n.merchant_id, trigger: 'scheduled' }, now, { tx });
-  }
+  const now = s.clock.now();
+  const r = await s.knex.raw<{ rows: Array<{ o_row: WebhookEventRow; o_released: number }> }>(
+    'SELECT o_row, o_released FROM record_webhook_attempt(?, ?, ?, ?, ?, ?, ?, ?, ?::double precision[], ?, ?)',
+    [eventId, a.trigger, a.url, a.attemptedAt, Math.round(a.durationMs), a.statusCode, a.error, a.ok,
+      s.config.webhookRetryScheduleSeconds, now, JOB_KIND],
+  );
+  const { o_row: row, o_released: released } = r.rows[0]!;
+  if (released > 0) s.scheduler.nudge(JOB_KIND);
+  const pending = row.delivery_status === 'pending';
+  return { row, nextAttemptAt: pending && row.next_attempt_at ? new Date(row.next_attempt_at) : null };
 }
 
 // ---- reads for the merchant API ----

@@ -1,0 +1,73 @@
+// Webhook recording and delivery in few round trips (bench issue 8: a transfer's three webhooks cost
+// about 45 statements). Recording a domain event's webhook rows is one statement, an attempt is one
+// read of the event (its predecessor's state joined) and one statement recording it, and the
+// merchant's URL and secret come from the row cache after the first attempt, cleared when they change.
+// The order per resource and the retry schedule are covered by webhooks.delivery; here, the counts.
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { startTestApp } from './helpers/app.ts';
+import {
+  startReceiver, until, widgetResource, appendWidget, widgetCreated, widgetCompleted, widgetStep, configureWebhook,
+  eventsOf,
+} from './helpers/webhooks.ts';
+import { registerWebhookResource } from '../src/workers/webhooks/resources.ts';
+
+registerWebhookResource(widgetResource);
+const h = await startTestApp({ env: { WEBHOOK_RETRY_SCHEDULE: '0.05,0.05,0.05,0.05,0.05,0.05', WEBHOOK_TIMEOUT_MS: '2000' } });
+t.teardown(() => h.stop());
+
+/** Statements run on the service's knex while `fn` runs, by the first words that name them. */
+async function counting(fn: () => Promise<void>): Promise<string[]> {
+  const seen: string[] = [];
+  const on = (q: { sql: string }) => { seen.push(q.sql.replace(/\s+/g, ' ').trim()); };
+  h.app.services.knex.on('query', on);
+  try {
+    await fn();
+  } finally {
+    h.app.services.knex.removeListener('query', on);
+  }
+  return seen;
+}
+
+const touching = (sql: string[], table: string) => sql.filter((q) => q.includes(table));
+
+t.test('three webhook events of one resource: one statement to record each, two per delivered attempt', async (t) => {
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+  const m = await h.newMerchant('Round trips');
+  await configureWebhook(h, m, rx.url);
+  const id = randomUUID();
+  const sql = await counting(async () => {
+    await appendWidget(h, id, [widgetCreated(m), widgetStep('a')]);
+    await until(() => rx.deliveries.length >= 1, 'the first delivery');
+    await appendWidget(h, id, [widgetStep('b'), widgetCompleted()]);
+    await until(() => rx.deliveries.length >= 3, 'three deliveries');
+    await until(async () => (await eventsOf(h, m, id)).every((e) => e.delivery_status === 'delivered'), 'all delivered');
+  });
+  t.same(rx.deliveries.map((d) => d.headers['x-service-event']), ['widget.step.completed', 'widget.step.completed', 'widget.completed'], 'in order');
+  const recorded = sql.filter((q) => q.includes('record_webhook_events('));
+  const attempts = sql.filter((q) => q.includes('record_webhook_attempt('));
+  t.ok(recorded.length >= 3 && recorded.length <= 4, `recording: ${recorded.length} statements for 3 events (a redelivered message may add one)`);
+  t.equal(attempts.length, 3, 'one statement records each attempt');
+  t.equal(sql.filter((q) => /insert into "?webhook_attempts/i.test(q)).length, 0, 'no separate statement writes an attempt row');
+  const reads = sql.filter((q) => q.startsWith('SELECT e.*, p.delivery_status AS prev_status'));
+  t.equal(reads.length, 3, 'one read per attempt, the predecessor joined');
+  t.ok(touching(sql, 'from "merchants"').length <= 1, 'the merchant\'s URL and secret are read once at most (row cache)');
+});
+
+t.test('a new webhook URL is used by the next attempt (the cached target is cleared)', async (t) => {
+  const first = await startReceiver();
+  const second = await startReceiver();
+  t.teardown(async () => { await first.close(); await second.close(); });
+  const m = await h.newMerchant('Moving endpoint');
+  await configureWebhook(h, m, first.url);
+  await appendWidget(h, randomUUID(), [widgetCreated(m), widgetCompleted()]);
+  await until(() => first.deliveries.length === 1, 'delivery to the first URL');
+  const secret = await configureWebhook(h, m, second.url);
+  await appendWidget(h, randomUUID(), [widgetCreated(m), widgetCompleted()]);
+  const d = await until(() => second.deliveries[0], 'delivery to the new URL');
+  t.equal(first.deliveries.length, 1, 'nothing more to the old URL');
+  t.ok(d.headers['x-service-signature'], 'signed');
+  const { verifyWebhook } = await import('../src/webhook-verifier/index.ts');
+  t.doesNotThrow(() => verifyWebhook(d.body, d.headers, secret), 'signed with the new secret');
+});
