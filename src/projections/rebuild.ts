@@ -6,20 +6,31 @@
 // to, the live tables. Once the shadow has caught up with the store, one transaction swaps it in:
 // it locks the projection's checkpoint (the projector waits on that lock, readers never do); if the
 // live projection got ahead of the shadow meanwhile, it lets go, the shadow catches up, and the swap
-// is tried again; else it replaces the live rows with the shadow's (DELETE + INSERT … SELECT: readers
-// see the old rows until the commit and the new ones after, never an empty or half-built table; the
-// live tables keep their names, indexes and grants) and sets the checkpoint to the shadow's
+// is tried again; else it puts the shadow tables in place of the live ones (projections/swap.ts: it
+// moves them in, their secondary indexes, grants and statistics prepared beforehand, under a lock
+// that holds readers for milliseconds; or, for tables a move would not carry over, replaces the
+// rows by DELETE + INSERT … SELECT. Either way readers see the old rows until the commit and the new
+// ones after, never an empty or half-built table, and the live tables keep their names, columns,
+// constraints, indexes, storage settings and grants) and sets the checkpoint to the shadow's
 // position. Then the shadow is dropped.
 import type { Knex } from 'knex';
 import type { EventStore } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
 import { readCheckpoint, writeCheckpoint } from './projector.ts';
-import { catchUp, claim, columnsOf, createShadow, dropShadow, ident } from './shadow.ts';
+import { catchUp, claim, createShadow, dropShadow } from './shadow.ts';
+import { copyIn, moveIn, prepareMove } from './swap.ts';
+
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /** Events per replayed batch (one transaction each): large, so a stream rarely spans two. */
 export const REBUILD_BATCH_SIZE = 5000;
 /** Swaps tried before giving up on a live projection that keeps getting ahead of the rebuilt one. */
 const MAX_SWAP_ATTEMPTS = 50;
+/**
+ * How long a swap that moves tables waits for their ACCESS EXCLUSIVE lock (behind a long read, which
+ * every later reader would queue behind) before letting go and trying again.
+ */
+const SWAP_LOCK_TIMEOUT = '2s';
 
 /** `done` of `total` events replayed so far (`total` grows if events are appended meanwhile). */
 export type RebuildProgress = (done: number, total: number) => void;
@@ -84,24 +95,27 @@ export async function rebuildProjection(
       if (done > total) total = done;
       onProgress(done, total);
     };
+    await catchUp(knex, store, shadow, undefined, batchSize, progress);
+    // Outside the lock: the indexes and statistics the live tables have (their building is the long part).
+    const movable = await prepareMove(knex, shadow);
     for (let attempt = 1; ; attempt++) {
       await catchUp(knex, store, shadow, undefined, batchSize, progress);
       // The swap, under the projection's checkpoint lock. If the live projection is ahead of the
       // shadow (it applied events the shadow has not read yet), catch up outside the lock and try
       // again: the store is never read inside this transaction (PGlite has one connection).
       const swapped = await knex.transaction(async (tx) => {
+        if (movable) await tx.raw(`SET LOCAL lock_timeout = '${SWAP_LOCK_TIMEOUT}'`);
         const live = await readCheckpoint(tx, projection.name, true);
         if (live > shadow.position) return undefined;
         await claim(tx, shadow);
-        for (const table of projection.tables) {
-          const cols = (await columnsOf(tx, shadow.live, table)).map(ident).join(', ');
-          await tx.raw(`DELETE FROM ${ident(shadow.live)}.${ident(table)}`);
-          await tx.raw(`INSERT INTO ${ident(shadow.live)}.${ident(table)} (${cols}) SELECT ${cols} FROM ${ident(shadow.schema)}.${ident(table)}`);
-        }
+        if (!movable || !(await moveIn(tx, shadow))) await copyIn(tx, shadow);
         // Ahead of the live projector (it had not applied the newest events yet): it skips them
         // for this projection, which has them already.
         await writeCheckpoint(tx, projection.name, shadow.position);
         return shadow.position;
+      }).catch((err: unknown) => {
+        if ((err as { code?: string }).code === LOCK_NOT_AVAILABLE) return undefined;
+        throw err;
       });
       if (swapped !== undefined) {
         onProgress(done, done);

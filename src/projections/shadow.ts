@@ -1,9 +1,10 @@
 // Shadow copies of a projection's tables, for an online rebuild and for the audit's fresh fold.
 //
 // A shadow is a schema of its own (`rebuild_<projection>` or `audit_<projection>`) holding an empty
-// copy of each of the projection's tables (`CREATE TABLE … (LIKE live INCLUDING ALL)`: same columns,
-// defaults, checks, keys and indexes) and a one-row `_shadow_state` (the run that owns it and the
-// position it has applied). The projection's own `apply` fills it unchanged: each batch runs with
+// copy of each of the projection's tables (`CREATE TABLE … (LIKE live INCLUDING ALL EXCLUDING
+// INDEXES)`: same columns, defaults, checks, storage and compression; then the keys and unique
+// indexes under the live names, see shadowIndexes) and a one-row `_shadow_state` (the run that owns
+// it and the position it has applied). The projection's own `apply` fills it unchanged: each batch runs with
 // `SET LOCAL search_path TO <shadow>, <live>`, so the unqualified table names the projection uses
 // resolve to the shadow copies while everything else (checkpoints, other tables) stays the live one.
 //
@@ -52,18 +53,16 @@ export async function createShadow(knex: Knex, projection: Projection, purpose: 
   // One statement per call (PGlite runs a raw query as a single prepared statement).
   await knex.raw(`DROP SCHEMA IF EXISTS ${ident(schema)} CASCADE`);
   await knex.raw(`CREATE SCHEMA ${ident(schema)}`);
-  // Unlogged: a shadow is scratch (a crash loses the run anyway, see ShadowTakenOver), so its
-  // rows are not written to the WAL twice (once here, once when swapped into the live tables).
+  // An audit's shadow is scratch (a crash loses the run anyway, see ShadowTakenOver): unlogged, its
+  // rows skip the WAL. A rebuild's shadow becomes the live tables (rebuild.ts), so it is logged from
+  // the start: writing the WAL as rows are replayed costs less than SET LOGGED's rewrite at the end.
+  const persistence = purpose === 'audit' ? 'UNLOGGED ' : '';
   for (const t of projection.tables) {
-    await knex.raw(`CREATE UNLOGGED TABLE ${ident(schema)}.${ident(t)} (LIKE ${ident(live)}.${ident(t)} INCLUDING ALL)`);
-    // Only the unique indexes serve a shadow (the upserts' ON CONFLICT, the audit's join on the
-    // primary key); the others would be maintained for every replayed row and never read.
-    const secondary = await knex.raw<{ rows: Array<{ name: string }> }>(
-      `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-       WHERE i.indrelid = (quote_ident(?) || '.' || quote_ident(?))::regclass AND NOT i.indisunique`,
-      [schema, t],
-    );
-    for (const { name } of secondary.rows) await knex.raw(`DROP INDEX ${ident(schema)}.${ident(name)}`);
+    await knex.raw(`CREATE ${persistence}TABLE ${ident(schema)}.${ident(t)} (LIKE ${ident(live)}.${ident(t)} INCLUDING ALL EXCLUDING INDEXES)`);
+    // Only the keys and unique indexes serve a shadow while it is filled (the upserts' ON CONFLICT,
+    // the audit's join on the primary key); the others would be maintained for every replayed row
+    // and never read (a rebuild builds them once replayed, before its swap).
+    for (const statement of await shadowIndexes(knex, live, schema, t, 'unique')) await knex.raw(statement);
   }
   await knex.raw(`CREATE TABLE ${ident(schema)}.${ident(STATE_TABLE)} (run_id text NOT NULL, position bigint NOT NULL)`);
   await knex.raw(`INSERT INTO ${ident(schema)}.${ident(STATE_TABLE)} (run_id, position) VALUES (?, 0)`, [runId]);
@@ -146,6 +145,33 @@ export async function catchUp(knex: Knex, store: EventStore, shadow: Shadow, upT
     onBatch(batch.length);
   }
   return applied;
+}
+
+/**
+ * The statements that give the shadow copy of `table` the live table's indexes under the same names:
+ * keys and unique indexes (also exclusion constraints), or the others (`secondary`). A constraint's
+ * index is added as that constraint (ALTER TABLE … ADD CONSTRAINT <its name> <its definition>).
+ */
+export async function shadowIndexes(knex: Knex | Knex.Transaction, live: string, schema: string, table: string,
+  which: 'unique' | 'secondary'): Promise<string[]> {
+  const r = await knex.raw<{ rows: Array<{ is_unique: boolean; conname: string | null; condef: string | null; indexdef: string; qualified: string }> }>(
+    `SELECT i.indisunique OR k.oid IS NOT NULL AS is_unique, k.conname, pg_get_constraintdef(k.oid) AS condef,
+            pg_get_indexdef(i.indexrelid) AS indexdef, quote_ident(?) || '.' || quote_ident(?) AS qualified
+       FROM pg_index i
+       JOIN pg_class c ON c.oid = i.indexrelid
+       LEFT JOIN pg_constraint k ON k.conindid = i.indexrelid AND k.conrelid = i.indrelid AND k.contype IN ('p', 'u', 'x')
+     WHERE i.indrelid = (quote_ident(?) || '.' || quote_ident(?))::regclass
+     ORDER BY c.relname`,
+    [live, table, live, table],
+  );
+  const target = `${ident(schema)}.${ident(table)}`;
+  return r.rows.filter((ix) => ix.is_unique === (which === 'unique')).map((ix) => {
+    if (ix.conname !== null) return `ALTER TABLE ${target} ADD CONSTRAINT ${ident(ix.conname)} ${ix.condef}`;
+    // pg_get_indexdef names the table schema-qualified, quoted as quote_ident does.
+    const on = ` ON ${ix.qualified} USING `;
+    if (!ix.indexdef.includes(on)) throw new Error(`unexpected index definition on ${live}.${table}: ${ix.indexdef}`);
+    return ix.indexdef.replace(on, ` ON ${target} USING `);
+  });
 }
 
 /** The columns of a live table, in order. */
