@@ -40,6 +40,9 @@ export const APPEND_LOCK_KEY = 7_201_410_001; // arbitrary, fixed: the global ap
 const MAX_BATCH_APPENDS = 256;
 const MAX_EVENTS_PER_APPEND = 1000;
 const NOTIFY_CHANNEL = 'event_store_appended';
+/** Plans of one batch before giving up on versions that keep moving (each round is one round trip). */
+const MAX_PLAN_ROUNDS = 16;
+const SEEN_VERSIONS_KEPT = 100_000;
 
 interface Pending {
   appends: StreamAppend[];
@@ -86,6 +89,10 @@ const INSERT_SQL = `WITH inserted AS (
     FROM (SELECT $10::text AS channel) c WHERE channel IS NOT NULL
   )
   SELECT inserted.* FROM inserted LEFT JOIN notified ON true ORDER BY global_position`;
+
+// One round trip for a batch on PostgreSQL (migration 014): the append lock, the check of the
+// versions the batch was planned on, the insert, the streams' versions and the wake-up.
+const APPEND_SQL = 'SELECT * FROM event_store_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
 
 interface BatchPlan {
   outcomes: Array<{ ok: true; eventIds: string[]; versions: Record<string, number> } | Error>;
@@ -156,6 +163,8 @@ export class PostgresEventStore implements EventStore {
   private inFlight: Promise<void> | undefined;
   private listener: pg.Client | undefined;
   private closed = false;
+  /** Stream versions this store last saw (its own appends, conflicts), to plan batches on. */
+  private readonly seen = new Map<string, number>();
   /** PostgreSQL: the one connection appends use (they take turns under the append lock anyway). */
   private readonly writer: pg.Pool | undefined;
 
@@ -249,10 +258,12 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * PostgreSQL: the appends run one transaction at a time (the append lock), so they take one
-   * connection of their own and four round trips: BEGIN with the lock, the versions, one statement
-   * that inserts the events, moves the streams' versions and notifies, and COMMIT, all prepared
-   * once per connection.
+   * PostgreSQL: one round trip per batch in the common case. The batch is planned on the versions
+   * this store assumes (each stream's expected version, else the last version it saw), and
+   * event_store_append (migration 014) checks them under the append lock: if a stream moved (another
+   * process, a stale expectation), nothing is written, the actual versions come back, and the batch
+   * is planned again on them (an append whose expectation was wrong then fails alone). Appends run one
+   * transaction at a time (the append lock), on one connection of their own, the call prepared once.
    */
   private async writeBatchOnWriter(writer: pg.Pool, batch: Pending[]): Promise<Array<AppendResult | Error>> {
     const client = await writer.connect();
@@ -262,20 +273,22 @@ export class PostgresEventStore implements EventStore {
     const onError = (err: Error) => { broken = err; };
     client.on('error', onError);
     try {
-      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${APPEND_LOCK_KEY})`);
-      try {
-        const query = async (sql: string, values: unknown[]) => client.query({ name: sql === VERSIONS_SQL ? 'es-versions' : 'es-insert', text: sql, values });
-        const plan = planBatch(batch, await this.currentVersions(query, batch), this.clock.now());
-        if (plan.cols.id.length === 0) {
-          await client.query('COMMIT');
-          return plan.outcomes as Error[];
+      let versions = this.assumedVersions(batch);
+      for (let round = 1; ; round++) {
+        const checked = [...versions.entries()];
+        const plan = planBatch(batch, new Map(versions), this.clock.now());
+        const values = [APPEND_LOCK_KEY, checked.map(([id]) => id), checked.map(([, v]) => v), ...insertValues(plan, NOTIFY_CHANNEL)];
+        const rows = (await client.query({ name: 'es-append', text: APPEND_SQL, values })).rows as Array<Row & { conflict: boolean }>;
+        if (rows.length > 0 && rows[0]!.conflict) {
+          // Planned on versions that moved: plan again on the actual ones (they are final for this
+          // round unless another process appends in between, hence the bound).
+          if (round >= MAX_PLAN_ROUNDS) throw new Error(`event store: batch planned ${round} times on moving versions`);
+          versions = new Map(rows.map((r) => [r.stream_id, r.stream_version]));
+          this.remember(versions);
+          continue;
         }
-        const inserted = await query(INSERT_SQL, insertValues(plan, NOTIFY_CHANNEL));
-        await client.query('COMMIT');
-        return finishBatch(plan, inserted.rows as Row[]);
-      } catch (err) {
-        await client.query('ROLLBACK').catch((e: Error) => { broken = e; });
-        throw err;
+        this.remember(plan.versions);
+        return plan.cols.id.length === 0 ? plan.outcomes as Error[] : finishBatch(plan, rows);
       }
     } catch (err) {
       broken ??= (err as { code?: string }).code === undefined ? (err as Error) : undefined; // not a server error: drop the connection
@@ -284,6 +297,27 @@ export class PostgresEventStore implements EventStore {
       if (!broken) client.removeListener('error', onError); // a broken one is discarded: a late error stays handled
       client.release(broken);
     }
+  }
+
+  /** The versions a batch is planned on: the first expectation of each stream, else the last one seen (0 if none). */
+  private assumedVersions(batch: Pending[]): Map<string, number> {
+    const versions = new Map<string, number>();
+    for (const p of batch) {
+      for (const a of p.appends) {
+        if (versions.has(a.streamId)) continue;
+        versions.set(a.streamId, typeof a.expectedVersion === 'number' ? a.expectedVersion : this.seen.get(a.streamId) ?? 0);
+      }
+    }
+    return versions;
+  }
+
+  /** Keeps the newest versions seen (bounded: the oldest entries go first). */
+  private remember(versions: Map<string, number>): void {
+    for (const [id, v] of versions) {
+      this.seen.delete(id);
+      this.seen.set(id, v);
+    }
+    while (this.seen.size > SEEN_VERSIONS_KEPT) this.seen.delete(this.seen.keys().next().value as string);
   }
 
   private async currentVersions(query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[] }>, batch: Pending[]): Promise<Map<string, number>> {

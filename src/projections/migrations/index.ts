@@ -14,6 +14,7 @@ import * as m010 from './010_idempotency_body_as_sent.ts';
 import * as m011 from './011_dashboard.ts';
 import * as m012 from './012_lz4_read_models.ts';
 import * as m013 from './013_webhook_functions.ts';
+import * as m014 from './014_append_function.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -34,6 +35,7 @@ const migrations: Array<[string, Migration]> = [
   ['011_dashboard', m011],
   ['012_lz4_read_models', m012],
   ['013_webhook_functions', m013],
+  ['014_append_function', m014],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

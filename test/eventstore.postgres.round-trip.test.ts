@@ -1,0 +1,60 @@
+// On PostgreSQL a group-commit batch is one round trip (bench issue 8: it was four), planned on the
+// versions the store assumes and checked under the append lock: a stream that moved behind this
+// store's back (another instance, another process) costs one more round trip, never a wrong version,
+// and a stale expected version still fails only its own append.
+import t from 'tap';
+import pg from 'pg';
+import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
+import { systemClock } from '../src/infra/clock.ts';
+import { WrongExpectedVersion } from '../src/infra/eventstore/types.ts';
+import { realPostgres, testDatabase } from './helpers/db.ts';
+
+if (!realPostgres) {
+  t.skip('DATABASE_URL not set: one round trip per batch is the PostgreSQL writer path', () => {});
+} else {
+  /** Queries sent by pg clients while `fn` runs (the store's writer uses its own pg connection). */
+  const counted = async <T>(fn: () => Promise<T>): Promise<{ value: T; queries: string[] }> => {
+    const queries: string[] = [];
+    const original = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: any[]) {
+      const q = args[0];
+      queries.push(typeof q === 'string' ? q : q?.text ?? String(q));
+      return (original as any).apply(this, args);
+    } as any;
+    try {
+      return { value: await fn(), queries };
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+  };
+
+  t.test('one append, one batch of many: one statement each, no BEGIN or COMMIT', async (t) => {
+    const tdb = await testDatabase();
+    const store = new PostgresEventStore(tdb.db, systemClock);
+    t.teardown(async () => { await store.close(); await tdb.teardown(); });
+    const one = await counted(() => store.append([{ streamId: 'rt-1', expectedVersion: 0, events: [{ type: 'a', data: { n: 1 } }] }]));
+    t.same(one.queries.map((q) => q.slice(0, 35)), ['SELECT * FROM event_store_append($1'], 'one round trip');
+    t.equal(one.value.versions['rt-1'], 1);
+    const many = await counted(() => Promise.all(Array.from({ length: 20 }, (_, i) =>
+      store.append([{ streamId: `rt-many-${i}`, expectedVersion: 0, events: [{ type: 'a', data: { i } }, { type: 'b', data: { i } }] }]))));
+    t.ok(many.queries.length >= 1 && many.queries.every((q) => q.startsWith('SELECT * FROM event_store_append(')), `${many.queries.length} statements for 20 appends`);
+    t.ok(many.value.every((r) => r.events.length === 2 && r.events[1]!.version === 2));
+  });
+
+  t.test('a stream moved by another store instance: planned again on the actual version, once', async (t) => {
+    const tdb = await testDatabase();
+    const mine = new PostgresEventStore(tdb.db, systemClock);
+    const other = new PostgresEventStore(tdb.db, systemClock);
+    t.teardown(async () => { await mine.close(); await other.close(); await tdb.teardown(); });
+    await mine.append([{ streamId: 'moved', expectedVersion: 0, events: [{ type: 'a', data: {} }] }]);
+    await other.append([{ streamId: 'moved', expectedVersion: 1, events: [{ type: 'b', data: {} }] }]);
+    // `mine` last saw version 1; the stream is at 2.
+    const any = await counted(() => mine.append([{ streamId: 'moved', expectedVersion: 'any', events: [{ type: 'c', data: {} }] }]));
+    t.equal(any.queries.length, 2, 'the check failed under the lock, the second plan went through');
+    t.equal(any.value.versions.moved, 3, 'appended after the other instance\'s event');
+    const stale = await counted(() => mine.append([{ streamId: 'moved', expectedVersion: 2, events: [{ type: 'd', data: {} }] }]).then(() => undefined, (e: unknown) => e));
+    t.ok(stale.value instanceof WrongExpectedVersion, 'a stale expectation is refused');
+    const events = await mine.readStream('moved');
+    t.same(events.map((e) => [e.version, e.type]), [[1, 'a'], [2, 'b'], [3, 'c']], 'nothing lost, nothing doubled, in order');
+  });
+}
