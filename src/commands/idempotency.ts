@@ -6,6 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Clock } from '../infra/clock.ts';
 import { DomainError } from '../domain/errors.ts';
+import { StatementBatcher } from '../infra/statement-batcher.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const LEASE_MS = 30_000;
@@ -45,16 +46,27 @@ interface Row {
   expires_at: Date | string;
 }
 
+interface NewClaim { merchantId: string; key: string; method: string; path: string; hash: string }
+interface Outcome { merchantId: string; key: string; status: number; body: unknown }
+
 export class IdempotencyStore {
+  /** New keys claimed by concurrent requests: one INSERT for all of them (statement-batcher.ts). */
+  private readonly claims: StatementBatcher<NewClaim, Claim | undefined>;
+  /** Outcomes recorded by concurrent requests: one UPDATE for all of them. */
+  private readonly outcomes: StatementBatcher<Outcome, void>;
+
   constructor(
     private readonly knex: Knex,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.claims = new StatementBatcher((items) => this.insertClaims(items));
+    this.outcomes = new StatementBatcher((items) => this.completeAll(items));
+  }
 
   async claim(merchantId: string, key: string, method: string, path: string, hash: string): Promise<Claim> {
     // A new key (nearly every request) is one statement on its own; only a key seen before needs
     // the transaction below, which locks its row to decide replay, conflict, wait or take-over.
-    const first = await this.insertClaim(this.knex, merchantId, key, method, path, hash);
+    const first = await this.claims.submit({ merchantId, key, method, path, hash });
     if (first) return first;
     return this.knex.transaction(async (tx) => {
       const now = this.clock.now();
@@ -111,12 +123,45 @@ export class IdempotencyStore {
     return inserted.rows.length === 1 ? { kind: 'run', resourceId, fresh: true } : undefined;
   }
 
-  async complete(merchantId: string, key: string, status: number, body: unknown): Promise<void> {
-    await this.knex.raw(
-      `UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_body = ?::json
-       WHERE merchant_id = ? AND key = ?`,
-      [status, JSON.stringify(body), merchantId, key],
+  /**
+   * New keys in one statement: each gets its claim, or undefined when its key has a row (or another
+   * request in the same batch has the same key: only the first of them is inserted).
+   */
+  private async insertClaims(items: NewClaim[]): Promise<Array<Claim | undefined>> {
+    const now = this.clock.now();
+    const id = (c: NewClaim) => `${c.merchantId}\n${c.key}`;
+    const firsts = new Map<string, { claim: NewClaim; resourceId: string }>();
+    for (const c of items) if (!firsts.has(id(c))) firsts.set(id(c), { claim: c, resourceId: randomUUID() });
+    const rows = [...firsts.values()];
+    const inserted = await this.knex.raw<{ rows: Array<{ merchant_id: string; key: string }> }>(
+      `INSERT INTO idempotency_keys
+         (merchant_id, key, method, path, request_hash, resource_id, state, locked_until, created_at, expires_at)
+       SELECT m, k, me, p, h, r, 'in_progress', ?, ?, ? FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::uuid[]) AS x(m, k, me, p, h, r)
+       ON CONFLICT (merchant_id, key) DO NOTHING RETURNING merchant_id, key`,
+      [new Date(now.getTime() + LEASE_MS), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        rows.map((r) => r.claim.merchantId), rows.map((r) => r.claim.key), rows.map((r) => r.claim.method),
+        rows.map((r) => r.claim.path), rows.map((r) => r.claim.hash), rows.map((r) => r.resourceId)],
     );
+    const won = new Set(inserted.rows.map((r) => `${r.merchant_id}\n${r.key}`));
+    return items.map((c) => {
+      const first = firsts.get(id(c))!;
+      return first.claim === c && won.has(id(c)) ? { kind: 'run', resourceId: first.resourceId, fresh: true } : undefined;
+    });
+  }
+
+  async complete(merchantId: string, key: string, status: number, body: unknown): Promise<void> {
+    await this.outcomes.submit({ merchantId, key, status, body });
+  }
+
+  /** Outcomes in one statement (a key appears once per batch: its claim is held by one request). */
+  private async completeAll(items: Outcome[]): Promise<void[]> {
+    await this.knex.raw(
+      `UPDATE idempotency_keys k SET state = 'completed', response_status = x.s, response_body = x.b::json
+       FROM unnest(?::uuid[], ?::text[], ?::int[], ?::text[]) AS x(m, k, s, b)
+       WHERE k.merchant_id = x.m AND k.key = x.k`,
+      [items.map((o) => o.merchantId), items.map((o) => o.key), items.map((o) => o.status), items.map((o) => JSON.stringify(o.body))],
+    );
+    return items.map(() => undefined);
   }
 
   /** A 5xx is not an outcome: forget the claim so a retry can succeed. */

@@ -1,0 +1,43 @@
+// Idempotency claims and outcomes of concurrent requests share one statement (bench issue 8: two
+// statements per create were two round trips each), with the same answers as one by one: each new
+// key is claimed by exactly one request, a second request with a key already in the batch or in the
+// table is sent to the locking path (in progress, replay or conflict).
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { IdempotencyStore } from '../src/commands/idempotency.ts';
+import { systemClock } from '../src/infra/clock.ts';
+import { DomainError } from '../src/domain/errors.ts';
+import { testDatabase, dbLabel } from './helpers/db.ts';
+
+t.comment(`on ${dbLabel}`);
+
+t.test('50 new keys at once: one INSERT, one UPDATE; every outcome stored; a duplicate key in the batch runs once', async (t) => {
+  const tdb = await testDatabase();
+  t.teardown(() => tdb.teardown());
+  const store = new IdempotencyStore(tdb.db.knex, systemClock);
+  const merchant = randomUUID();
+  const keys = Array.from({ length: 50 }, (_, i) => `k-${i}`);
+  const sql: string[] = [];
+  const on = (q: { sql: string }) => { sql.push(q.sql.trim()); };
+  tdb.db.knex.on('query', on);
+  const claims = await Promise.all(keys.map((k) => store.claim(merchant, k, 'POST', '/things', 'h')));
+  await Promise.all(keys.map((k, i) => store.complete(merchant, k, 201, { i })));
+  tdb.db.knex.removeListener('query', on);
+  t.ok(claims.every((c) => c.kind === 'run' && c.fresh), 'each new key claimed');
+  t.equal(new Set(claims.map((c) => (c.kind === 'run' ? c.resourceId : ''))).size, 50, 'each with its own resource id');
+  t.equal(sql.filter((q) => q.startsWith('INSERT INTO idempotency_keys')).length, 1, 'one INSERT for 50 claims');
+  t.equal(sql.filter((q) => q.startsWith('UPDATE idempotency_keys')).length, 1, 'one UPDATE for 50 outcomes');
+  const replays = await Promise.all(keys.map((k) => store.claim(merchant, k, 'POST', '/things', 'h')));
+  t.same(replays.map((r) => (r.kind === 'replay' ? r.body : undefined)), keys.map((_, i) => ({ i })), 'each key replays its own outcome');
+
+  // The same new key twice in one batch: one runs, the other is told it is in progress.
+  const twice = await Promise.allSettled([
+    store.claim(merchant, 'dup', 'POST', '/things', 'h'),
+    store.claim(merchant, 'dup', 'POST', '/things', 'h'),
+  ]);
+  t.equal(twice.filter((r) => r.status === 'fulfilled' && r.value.kind === 'run').length, 1, 'one runs');
+  const refused = twice.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
+  t.ok(refused && refused.reason instanceof DomainError && refused.reason.code === 'idempotency_in_progress', 'the other: in progress');
+  // Another body with a key of the batch: a conflict, as before.
+  await t.rejects(store.claim(merchant, 'k-3', 'POST', '/things', 'other'), { code: 'idempotency_conflict' });
+});
