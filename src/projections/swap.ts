@@ -77,7 +77,8 @@ export async function prepareMove(knex: Knex, shadow: Shadow): Promise<boolean> 
   for (const t of shadow.projection.tables) {
     if (await unmovable(knex, shadow.live, t)) return false;
   }
-  for (const t of shadow.projection.tables) {
+  // The tables side by side, each on a connection of its own (PGlite's one connection takes them in turn).
+  await Promise.all(shadow.projection.tables.map(async (t) => {
     const target = qualified(shadow.schema, t);
     for (const statement of await shadowIndexes(knex, shadow.live, shadow.schema, t, 'secondary')) await knex.raw(statement);
     const live = (await knex.raw<{ rows: Array<{ owner: string; mine: string; options: string[] | null; comment: string | null }> }>(
@@ -101,7 +102,7 @@ export async function prepareMove(knex: Knex, shadow: Shadow): Promise<boolean> 
     if (live.comment !== null) await knex.raw(`COMMENT ON TABLE ${target} IS '${live.comment.replace(/'/g, "''")}'`);
     // The planner's statistics of the new table from its first query on (autovacuum comes later).
     await knex.raw(`ANALYZE ${target}`);
-  }
+  }));
   return true;
 }
 
