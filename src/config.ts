@@ -38,6 +38,11 @@ export interface Config {
   busAckWaitMs: number;
   /** How long a claimed job is held before another process may take it over (its process died). */
   jobLeaseMs: number;
+  /**
+   * Which events the forwarder puts on the bus: `consumed` (the types some worker of this service
+   * consumes) or `all` (the whole global order, for consumers outside the service, e.g. an audit tap).
+   */
+  busForward: 'consumed' | 'all';
   /** Dashboard session cookie `Secure` (and `__Host-` name): 'auto' = when the request came over https. */
   dashboardCookieSecure: 'auto' | 'always' | 'never';
   /** A dashboard session ends after this long without a request. */
@@ -71,6 +76,12 @@ function schedule(raw: string | undefined): number[] {
     throw new ConfigError('WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds');
   }
   return parts.map(Number);
+}
+
+function busForward(raw: string | undefined): 'consumed' | 'all' {
+  if (raw === undefined || raw === '' || raw === 'consumed') return 'consumed';
+  if (raw === 'all') return 'all';
+  throw new ConfigError('BUS_FORWARD must be consumed or all');
 }
 
 function crashSpec(raw: string | undefined): string | undefined {
@@ -130,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100),
     busAckWaitMs: int(env, 'BUS_ACK_WAIT_MS', 30_000, 1000),
     jobLeaseMs: int(env, 'JOB_LEASE_MS', 60_000, 1000),
+    busForward: busForward(env.BUS_FORWARD),
     dashboardCookieSecure: cookieSecure(env.DASHBOARD_COOKIE_SECURE),
     dashboardSessionIdleMinutes: int(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 720, 1),
     crashAt: crashSpec(env.CRASH_AT),

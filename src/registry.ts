@@ -7,7 +7,7 @@ import { operatorsModule } from './api/routes/operators.ts';
 import { customersModule } from './api/routes/customers.ts';
 import { merchantsProjection } from './projections/merchants.ts';
 import { customersProjection } from './projections/customers.ts';
-import { eventForwarder } from './workers/event-forwarder.ts';
+import { makeEventForwarder } from './workers/event-forwarder.ts';
 import { quotesModule } from './api/routes/quotes.ts';
 import { payinsModule } from './api/routes/payins.ts';
 import { payoutsModule } from './api/routes/payouts.ts';
@@ -56,6 +56,8 @@ export const projections: Projection[] = [
 /** A background process on the bus or a schedule; `start` returns its stop function. */
 export interface Worker {
   name: string;
+  /** Event types this worker consumes from the bus (the forwarder publishes only those, BUS_FORWARD). */
+  consumes?: () => string[];
   start(services: Services): Promise<() => Promise<void>>;
 }
 
@@ -67,5 +69,5 @@ export const workers: Worker[] = [
   transferSaga,
   kycReviewWorker,
   idempotencyPurge,
-  eventForwarder,
+  makeEventForwarder({ types: () => new Set(workers.flatMap((w) => w.consumes?.() ?? [])) }),
 ];

@@ -36,7 +36,7 @@ if (!process.env.NATS_URL) {
     });
     const config = loadConfig({
       DATA_DIR: dataDir, ADMIN_TOKEN: 'forwarder-nats-test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      NATS_URL: server.url, NATS_PREFIX: prefix,
+      NATS_URL: server.url, NATS_PREFIX: prefix, BUS_FORWARD: 'all', // the audit tap reads every event
     }, ['--role', 'worker']);
     // The audit consumer is another process's view of the same deployment (same prefix).
     const audit = await NatsBus.connect({ url: server.url, prefix, ackWaitMs: 3_000, pullExpiresMs: 2_000 });

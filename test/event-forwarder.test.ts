@@ -52,7 +52,8 @@ class LosableBus implements Bus {
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-fwd-'));
 const tdb = await testDatabase();
 const bus = new LosableBus();
-const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'forwarder-test-token', LOG_LEVEL: 'silent' }, ['--role', 'worker']);
+// BUS_FORWARD=all: the test's own event type is consumed by no worker of the service.
+const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'forwarder-test-token', LOG_LEVEL: 'silent', BUS_FORWARD: 'all' }, ['--role', 'worker']);
 const app = await startApp({ config: { ...config, databaseUrl: tdb.url }, database: tdb.db, bus, log: createLogger('silent'), port: 0 });
 t.teardown(async () => {
   await app.stop();

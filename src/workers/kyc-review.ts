@@ -96,6 +96,7 @@ export async function reviewStep(s: Services, job: ReviewJob): Promise<JobOutcom
 
 export const kycReviewWorker: Worker = {
   name: KYC_REVIEWER,
+  consumes: () => ['customer.kyc_submitted'],
   async start(s: Services) {
     s.scheduler.register(KYC_REVIEW_JOB, (job: Job) => reviewStep(s, job.payload as ReviewJob), {
       concurrency: JOB_CONCURRENCY,
@@ -105,7 +106,7 @@ export const kycReviewWorker: Worker = {
     });
     const consumer = await s.bus.consume({
       durable: KYC_REVIEWER,
-      subjects: [subjectOf('customer.kyc_submitted')],
+      subjects: kycReviewWorker.consumes!().map(subjectOf),
       concurrency: 8,
       handler: async (msg) => {
         const e = msg.data as ForwardedEvent;

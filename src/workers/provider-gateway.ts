@@ -147,6 +147,7 @@ export async function handleCallback(s: Services, providerName: string, body: un
 
 export const providerGateway: Worker = {
   name: GATEWAY,
+  consumes: () => legOwners.flatMap((o) => Object.keys(o.triggers)),
   async start(s: Services) {
     s.scheduler.register(CHECK_JOB, (job) => checkLeg(s, job as Job<CheckPayload>), { concurrency: 16 });
     const triggers = new Map<string, (e: ForwardedEvent) => LegRequest | undefined>();

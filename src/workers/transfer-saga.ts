@@ -10,10 +10,11 @@ import { neverGiveUp } from './never-give-up.ts';
 
 export const transferSaga: Worker = {
   name: 'transfer-saga',
+  consumes: () => ['transfer.created'],
   async start(s: Services) {
     const consumer = await s.bus.consume(neverGiveUp(s.log, {
       durable: 'transfer-saga',
-      subjects: [subjectOf('transfer.created')],
+      subjects: transferSaga.consumes!().map(subjectOf),
       concurrency: 16,
       handler: async (msg) => {
         const e = msg.data as ForwardedEvent;

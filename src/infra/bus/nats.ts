@@ -158,6 +158,10 @@ export class NatsBus implements Bus {
       // A server that stops answering (rather than closing the socket) is noticed within ~30 s.
       pingInterval: 10_000,
       maxPingOut: 3,
+      // Every publish is a request; with async traces on, each builds a RequestError and a
+      // TimeoutError just to hold a stack (3% of the service's CPU under load, bench/PROFILE.md).
+      // Errors still say what failed; only the caller's stack is not captured ahead of time.
+      noAsyncTraces: true,
     });
     try {
       const jsm = await jetstreamManager(nc, { timeout: 10_000 });

@@ -13,6 +13,7 @@ export const WEBHOOK_RECORDER = 'webhook-recorder';
 
 export const webhookWorker: Worker = {
   name: 'webhooks',
+  consumes: () => webhookEventTypes(),
   async start(s: Services) {
     const deliver = deliveryHandler(s);
     s.scheduler.register(JOB_KIND, (job) => deliver(job as typeof job & { payload: DeliveryJob }), {
