@@ -32,7 +32,20 @@ export interface Service {
   peakRssMb(): number;
   /** Resets the sampler's peak (VmHWM cannot be reset: it covers the whole process life). */
   resetPeak(): void;
+  /** CPU time the service process has used so far (user + system, all its threads), in ms. */
+  cpuMs(): number;
   stop(): Promise<void>;
+}
+
+/** utime + stime of a process from /proc/<pid>/stat, in ms (clock ticks are 100 per second on Linux). */
+function cpuMsOf(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
@@ -97,6 +110,7 @@ export async function startService(opts: {
     url, pid, natsPrefix,
     peakRssMb: () => Math.max(peak, statusKb(pid, 'VmHWM'), statusKb(pid, 'VmRSS')) / 1024,
     resetPeak: () => { peak = 0; },
+    cpuMs: () => cpuMsOf(pid),
     async stop() {
       clearInterval(sampler);
       if (!exited) {
