@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
+import { StatementBatcher } from './statement-batcher.ts';
 
 export interface Job<P = any> {
   kind: string;
@@ -50,6 +51,8 @@ export class Scheduler {
   private started = false;
   private stopped = false;
   private inFlight = new Set<Promise<void>>();
+  /** Finished runs removed together (one DELETE for the jobs that finish in one event-loop turn). */
+  private readonly finished: StatementBatcher<{ kind: string; key: string; leaseId: string }, void>;
 
   constructor(
     private readonly knex: Knex,
@@ -57,7 +60,16 @@ export class Scheduler {
     private readonly log: Logger,
     /** Defaults for kinds that do not set their own. */
     private readonly defaults: Pick<JobKindOptions, 'leaseMs'> = {},
-  ) {}
+  ) {
+    this.finished = new StatementBatcher<{ kind: string; key: string; leaseId: string }, void>(async (runs) => {
+      // Only each run's own lease: a replace() during the run scheduled a new one.
+      await this.knex.raw(
+        'DELETE FROM jobs WHERE (kind, key, lease_id) IN (SELECT * FROM unnest(?::text[], ?::text[], ?::uuid[]))',
+        [runs.map((r) => r.kind), runs.map((r) => r.key), runs.map((r) => r.leaseId)],
+      );
+      return runs.map(() => undefined);
+    });
+  }
 
   register(name: string, handler: (job: Job) => Promise<JobOutcome>, opts: JobKindOptions = {}): void {
     if (this.kinds.has(name)) throw new Error(`job kind ${name} registered twice`);
@@ -166,8 +178,7 @@ export class Scheduler {
           );
           this.wake(k.name, outcome.retryAt.getTime() - this.clock.now().getTime());
         } else {
-          // Only our lease's run is removed: a replace() during the run scheduled a new one.
-          await this.knex.raw('DELETE FROM jobs WHERE kind = ? AND key = ? AND lease_id = ?', [row.kind, row.key, row.lease_id]);
+          await this.finished.submit({ kind: row.kind, key: row.key, leaseId: row.lease_id });
         }
       } catch (err) {
         this.log.warn({ err, kind: k.name, key: row.key, attempts: row.attempts }, 'job failed; will retry');

@@ -44,6 +44,9 @@ interface CheckPayload {
   provider: string;
   /** The event that started the leg: the settlement's causation (absent in jobs scheduled before it was kept). */
   causationId?: string;
+  /** The leg's kind and first start (its provider_legs row), for the latency metric without a read. */
+  kind?: string;
+  startedAt?: string;
 }
 
 /** Provider leg latency: from the leg's start (its provider_legs row) to its settlement, once. */
@@ -109,6 +112,7 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
   const payload: CheckPayload = {
     reference: leg.reference, owner: leg.owner, provider: providerName,
     ...(typeof meta.causationId === 'string' ? { causationId: meta.causationId } : {}),
+    ...(legRow ? { kind: legRow.kind, startedAt: new Date(legRow.created_at).toISOString() } : {}),
   };
   await s.scheduler.schedule(CHECK_JOB, leg.reference, payload, new Date(now.getTime() + s.config.sandboxSettleMs));
 }
@@ -125,7 +129,9 @@ export async function checkLeg(s: Services, job: Job<CheckPayload>): Promise<voi
   // Caused by the event that started the leg; the job that found the outcome is named too.
   const jobName = `${CHECK_JOB}:${reference}`;
   const meta: EventMetadata = { actor: GATEWAY, causationId: job.payload.causationId ?? jobName, job: jobName };
-  await observeSettled(s, reference, outcome, await owner.settled(s, reference, outcome, meta));
+  const { kind, startedAt } = job.payload;
+  const known = kind && startedAt ? { provider, kind, created_at: startedAt } : undefined;
+  await observeSettled(s, reference, outcome, await owner.settled(s, reference, outcome, meta), known);
 }
 
 /**
