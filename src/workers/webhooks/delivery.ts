@@ -21,8 +21,13 @@ import { webhookTargetOf } from './targets.ts';
 
 export const OVERALL_CONCURRENCY = 64;
 export const PER_MERCHANT_CONCURRENCY = 4;
-/** Shortest put-back of an attempt that found its merchant's slots taken (not an attempt). */
-const BUSY_RETRY_MIN_MS = 200;
+/**
+ * Shortest put-back of an attempt that found its merchant's slots taken (not an attempt). The
+ * put-back is otherwise about one of that merchant's recent attempts: a hanging endpoint's backlog
+ * waits seconds, a fast one's a few tens of milliseconds (at 200 ms, a burst to a healthy endpoint
+ * answering in 5 ms held its webhooks 40 attempts' time: the transfer-e2e p99 of bench issue 8).
+ */
+export const BUSY_RETRY_MIN_MS = 25;
 /** Safety net for an event still waiting for its predecessor (normally released at once). */
 const WAITING_RECHECK_MS = 30_000;
 const DURATIONS_KEPT = 10_000;
