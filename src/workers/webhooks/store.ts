@@ -76,8 +76,9 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: 
     if (already) return 0;
   }
   // The merchant read model must include everything up to this event (its webhook configuration).
-  await s.settle(BigInt(ev.position));
-  const stream = (await s.store.readStream(ev.stream_id)).filter((e) => e.version <= ev.version);
+  // The stream up to the event never changes: it is read while the read models catch up.
+  const [all] = await Promise.all([s.store.readStream(ev.stream_id), s.settle(BigInt(ev.position))]);
+  const stream = all.filter((e) => e.version <= ev.version);
   const hooks = stream.filter((e) => resource.events.includes(e.type));
   if (!hooks.some((e) => e.id === ev.id)) throw new Error(`event ${ev.id} not found in ${ev.stream_id} at version ${ev.version}`);
   const drafts: WebhookEventDraft[] = hooks.map((e) => draftOf(resource, stream, e));
