@@ -2,6 +2,13 @@
 // safeLookup (DNS rebinding: the name may resolve differently than when the URL was configured),
 // an IP-literal host is checked here (no lookup happens for it), redirects are never followed (a
 // 3xx is a failed attempt), and the whole attempt is bounded by the time-out.
+//
+// Connections are kept alive between attempts (bench issue 8: a TCP connection opened and closed
+// per webhook was a good part of each delivery's cost). A kept socket was address-checked when it
+// connected, and sockets are pooled per URL policy, so one made under a looser policy (private
+// addresses allowed) never carries a request made under a stricter one. A kept socket the endpoint
+// closed meanwhile fails at once (ECONNRESET, EPIPE): the attempt is then made once more on a new
+// connection, as Node's documentation advises (request.reusedSocket).
 import http from 'node:http';
 import https from 'node:https';
 import { createHmac } from 'node:crypto';
@@ -43,6 +50,23 @@ export { staticRefusal };
 
 const MAX_RESPONSE_DRAIN_MS = 1000;
 
+/** Keep-alive agents per URL policy (its resolver and whether private addresses are allowed). */
+const agents = new Map<unknown, Map<string, http.Agent>>();
+function agentFor(policy: UrlPolicy, protocol: string): http.Agent {
+  let byKind = agents.get(policy.resolver ?? agents);
+  if (!byKind) agents.set(policy.resolver ?? agents, (byKind = new Map()));
+  const kind = `${protocol}${policy.allowPrivate ? 'private' : 'public'}`;
+  let agent = byKind.get(kind);
+  if (!agent) {
+    const opts = { keepAlive: true, maxFreeSockets: 64 };
+    agent = protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
+    byKind.set(kind, agent);
+  }
+  return agent;
+}
+
+const staleSocket = (err: NodeJS.ErrnoException) => err.code === 'ECONNRESET' || err.code === 'EPIPE';
+
 export function postWebhook(opts: {
   url: string;
   body: string;
@@ -57,6 +81,7 @@ export function postWebhook(opts: {
 
   return new Promise<AttemptResult>((resolve) => {
     let settled = false;
+    let req: http.ClientRequest;
     const done = (r: Omit<AttemptResult, 'durationMs'>) => {
       if (settled) return;
       settled = true;
@@ -66,28 +91,33 @@ export function postWebhook(opts: {
     const url = new URL(opts.url);
     const payload = Buffer.from(opts.body, 'utf8');
     const client = url.protocol === 'https:' ? https : http;
-    const req = client.request(url, {
-      method: 'POST',
-      headers: { ...opts.headers, 'Content-Length': String(payload.length), 'User-Agent': 'merchant-payments-webhooks/1.0' },
-      lookup: safeLookup(opts.policy),
-      agent: false,
-    }, (res) => {
-      const status = res.statusCode ?? 0;
-      res.on('error', () => undefined);
-      res.resume(); // the answer's body is not used; drain it briefly, then let the socket go
-      setTimeout(() => res.destroy(), MAX_RESPONSE_DRAIN_MS).unref();
-      if (status >= 200 && status < 300) done({ ok: true, statusCode: status, error: null });
-      else if (status >= 300 && status < 400) done({ ok: false, statusCode: status, error: 'redirect not followed' });
-      else done({ ok: false, statusCode: status, error: `non-2xx response` });
-    });
+    const send = (agent: http.Agent | false) => {
+      req = client.request(url, {
+        method: 'POST',
+        headers: { ...opts.headers, 'Content-Length': String(payload.length), 'User-Agent': 'merchant-payments-webhooks/1.0' },
+        lookup: safeLookup(opts.policy),
+        agent,
+      }, (res) => {
+        const status = res.statusCode ?? 0;
+        res.on('error', () => undefined);
+        res.resume(); // the answer's body is not used; drain it briefly, then let the socket go
+        setTimeout(() => res.destroy(), MAX_RESPONSE_DRAIN_MS).unref();
+        if (status >= 200 && status < 300) done({ ok: true, statusCode: status, error: null });
+        else if (status >= 300 && status < 400) done({ ok: false, statusCode: status, error: 'redirect not followed' });
+        else done({ ok: false, statusCode: status, error: `non-2xx response` });
+      });
+      const sent = req;
+      sent.on('error', (err: NodeJS.ErrnoException) => {
+        if (!settled && agent !== false && sent.reusedSocket && staleSocket(err)) return send(false); // closed while kept: once more, afresh
+        const refusedAddress = err.code === 'EUNSAFEADDRESS';
+        done({ ok: false, statusCode: null, error: refusedAddress ? `refused: ${err.message}` : `${err.code ?? 'error'}: ${err.message}`.slice(0, 300) });
+      });
+      sent.end(payload);
+    };
     const timer = setTimeout(() => {
       done({ ok: false, statusCode: null, error: `timed out after ${opts.timeoutMs} ms` });
       req.destroy();
     }, opts.timeoutMs);
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      const refusedAddress = err.code === 'EUNSAFEADDRESS';
-      done({ ok: false, statusCode: null, error: refusedAddress ? `refused: ${err.message}` : `${err.code ?? 'error'}: ${err.message}`.slice(0, 300) });
-    });
-    req.end(payload);
+    send(agentFor(opts.policy, url.protocol));
   });
 }
