@@ -26,8 +26,11 @@ t.test('RecentAppends: only the gap-free run right after the reader', async (t) 
   t.same(positions(r.after(5n, 100)), [], 'a reader behind the buffer reads the table');
   t.same(positions(r.after(16n, 100)), [], 'nothing past the head');
   r.add([ev(17), ev(18), ev(19), ev(20), ev(21), ev(22)]);
+  t.same(positions(r.after(14n, 100)), [15, 16, 17, 18, 19, 20, 21, 22], 'under twice the limit: all kept');
+  r.add(Array.from({ length: 8 }, (_, i) => ev(23 + i))); // 19 events: over twice the limit, back to 8
   t.same(positions(r.after(9n, 100)), [], 'the oldest fell out of the bounded buffer');
-  t.same(positions(r.after(14n, 100)), [15, 16, 17, 18, 19, 20, 21, 22]);
+  t.same(positions(r.after(14n, 100)), [], 'down to the newest 8');
+  t.same(positions(r.after(22n, 100)), [23, 24, 25, 26, 27, 28, 29, 30]);
   r.add([ev(3)]); // not after the head: never expected; the buffer starts again rather than misorder
   t.same(positions(r.after(2n, 100)), [3]);
   t.same(positions(r.after(20n, 100)), []);
@@ -76,3 +79,4 @@ t.test('commits of another store instance (another process) in between are read 
   while (seen.length < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   t.same(seen, (await ours.readAll(0n, 100)).map((e) => e.position), 'all 20, in order, whoever wrote them');
 });
+

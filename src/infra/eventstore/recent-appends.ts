@@ -23,7 +23,8 @@ export class RecentAppends {
     const last = this.events[this.events.length - 1];
     if (last && batch[0]!.position <= last.position) this.events = []; // never expected: stay correct
     this.events.push(...batch);
-    if (this.events.length > this.limit) this.events = this.events.slice(this.events.length - this.limit);
+    // Trimmed back to `limit` once it holds twice that: one copy per `limit` events, not per batch.
+    if (this.events.length > 2 * this.limit) this.events = this.events.slice(this.events.length - this.limit);
   }
 
   /** The contiguous run of events right after `after` (at most `limit`), or [] to read the table. */
