@@ -104,7 +104,6 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     idempotency: new IdempotencyStore(db.knex, clock),
     metrics: new Metrics(),
     keyCache: new MerchantRowCache(),
-    webhookTargets: new MerchantRowCache(),
     scheduler: new Scheduler(db.knex, clock, log, { leaseMs: config.jobLeaseMs }),
     settle: async (position) => {
       if (position === undefined) return;
@@ -117,11 +116,10 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   };
 
   services.metrics.watch(stateSources(services));
-  // Keys are created, rotated and revoked, merchants suspended and webhook URLs set on merchant streams.
+  // Keys are created, rotated and revoked and merchants suspended on merchant streams.
   projector.onApplied((events) => {
     if (!events.some((e) => e.streamId.startsWith('merchant-'))) return;
     services.keyCache.clear();
-    services.webhookTargets.clear();
   });
   await projector.start();
   const stops: Array<() => Promise<void>> = [];

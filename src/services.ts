@@ -15,7 +15,6 @@ import type { Scheduler } from './infra/scheduler.ts';
 import type { Metrics } from './infra/metrics.ts';
 import type { MerchantRowCache } from './projections/merchant-row-cache.ts';
 import type { KeyRow } from './api/auth.ts';
-import type { WebhookTarget } from './workers/webhooks/targets.ts';
 
 export interface Services {
   config: Config;
@@ -39,8 +38,6 @@ export interface Services {
   metrics: Metrics;
   /** API-key rows as the read model has them, cleared by the projector on merchant events. */
   keyCache: MerchantRowCache<KeyRow>;
-  /** Merchants' webhook URLs and sealed signing secrets as the read model has them, cleared the same way. */
-  webhookTargets: MerchantRowCache<WebhookTarget>;
   /** Read-your-writes: waits until every read model includes the given position. */
   settle(position: bigint | undefined): Promise<void>;
 }

@@ -53,6 +53,8 @@ export interface MerchantState {
   pricing: Pricing;
   keys: Record<string, ApiKey & { secretHash: string }>;
   webhookUrl: string | null;
+  /** The webhook signing secret, sealed (infra/secrets.ts): what deliveries sign with. */
+  webhookSecretSealed: string | null;
   createdAt: string;
 }
 
@@ -72,7 +74,7 @@ export const DEFAULT_PRICING: Pricing = {
 export const merchantDecider = {
   initialState: (): MerchantState => ({
     exists: false, id: '', name: '', status: 'active', routing: DEFAULT_ROUTING, pricing: DEFAULT_PRICING,
-    keys: {}, webhookUrl: null, createdAt: '',
+    keys: {}, webhookUrl: null, webhookSecretSealed: null, createdAt: '',
   }),
   evolve(s: MerchantState, e: MerchantEvent): MerchantState {
     switch (e.type) {
@@ -100,7 +102,7 @@ export const merchantDecider = {
         return { ...s, keys: { ...s.keys, [e.data.key_id]: { ...k, status: 'revoked' } } };
       }
       case 'merchant.webhook_configured':
-        return { ...s, webhookUrl: e.data.url };
+        return { ...s, webhookUrl: e.data.url, webhookSecretSealed: e.data.signing_secret_sealed };
       case 'merchant.routing_set':
         return { ...s, routing: e.data.routing };
       case 'merchant.pricing_set':

@@ -1,11 +1,9 @@
 // Rows of the merchant read models kept in memory, so a hot path does not query them each time:
 // API-key rows for authentication (api/auth.ts: the secret is still checked against the row's hash
-// on every request, expiry dates against the clock; unknown keys are never cached) and a
-// merchant's webhook URL for recording webhook events (workers/webhooks/store.ts).
+// on every request, expiry dates against the clock; unknown keys are never cached).
 //
 // As fresh as the read model they come from: the projector clears every such cache after each batch
-// that touched a merchant stream (a key created, rotated or revoked; a merchant suspended; a webhook
-// URL set), in every process, since each process's projector sees every event, and before it wakes
+// that touched a merchant stream (a key created, rotated or revoked; a merchant suspended), in every process, since each process's projector sees every event, and before it wakes
 // read-your-writes waiters. A row is cached only if no clear happened while it was being read (the
 // generation), so a read that raced a change cannot bring the old row back. MAX_AGE_MS bounds what
 // a stalled projector could leave behind.

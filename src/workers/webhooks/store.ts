@@ -75,10 +75,7 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: 
     const already = await s.knex('webhook_events').where({ id: ev.id }).first('id');
     if (already) return 0;
   }
-  // The merchant read model must include everything up to this event (its webhook configuration).
-  // The stream up to the event never changes: it is read while the read models catch up.
-  const [all] = await Promise.all([s.store.readStream(ev.stream_id), s.settle(BigInt(ev.position))]);
-  const stream = all.filter((e) => e.version <= ev.version);
+  const stream = (await s.store.readStream(ev.stream_id)).filter((e) => e.version <= ev.version);
   const hooks = stream.filter((e) => resource.events.includes(e.type));
   if (!hooks.some((e) => e.id === ev.id)) throw new Error(`event ${ev.id} not found in ${ev.stream_id} at version ${ev.version}`);
   const drafts: WebhookEventDraft[] = hooks.map((e) => draftOf(resource, stream, e));
@@ -87,7 +84,7 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: 
     throw new Error(`webhook snapshot of ${ev.stream_id} carries no (or an inconsistent) merchant_id`);
   }
   const now = s.clock.now();
-  // Read after settle: the cache was cleared for every merchant event up to this one.
+  // As the merchant's stream has it now: it includes every merchant event before this one.
   const url = (await webhookTargetOf(s, merchantId))?.url ?? '';
   const configured = url !== '';
   const rowOf = (d: WebhookEventDraft, i: number) => ({
