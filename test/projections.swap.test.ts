@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import t from 'tap';
 import pg from 'pg';
 import type { Knex } from 'knex';
-import { leg, newCustomer, party, quote, settled, topUp } from './helpers/money.ts';
+import { newCustomer, settledPayins, topUp } from './helpers/money.ts';
 import { startTestApp } from './helpers/app.ts';
 import { realPostgres } from './helpers/db.ts';
 import { moneyProjection } from '../src/projections/money.ts';
@@ -20,12 +20,7 @@ const tables = moneyProjection.tables;
 const m = await h.newMerchant('Swap');
 await topUp(h, m, 'XAF', '100000');
 const payer = await newCustomer(h, m);
-for (const phone of ['+237670000001', '+237670000099']) {
-  const q = await quote(h, m, 'payin', leg('CM_MTN_MOMO', 'CM', 'XAF', '5000'));
-  const p = await h.as(m, 'POST', '/payins', { quote_id: q.id, customer_id: payer, source: party('CM', 'CM_MTN_MOMO', phone) }, { idem: true });
-  if (p.status !== 201) throw new Error(`payin failed: ${p.status} ${p.text}`);
-  await settled(h, m, 'payins', p.body.id);
-}
+await settledPayins(h, m, payer);
 await s.settle(await s.store.head());
 await s.projector.stop();
 

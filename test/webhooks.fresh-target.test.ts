@@ -19,6 +19,8 @@ t.test('with the read models stopped, an event goes to the URL and secret set ju
   t.teardown(async () => { await first.close(); await second.close(); });
   const m = await h.newMerchant('Lagging read models');
   await configureWebhook(h, m, first.url);
+  await appendWidget(h, randomUUID(), [widgetCreated(m), widgetCompleted()]);
+  await until(() => first.deliveries.length === 1, 'the delivery to the first URL');
   await h.app.services.projector.stop();
   t.teardown(() => h.app.services.projector.start());
   // The operator's change waits (in vain) for the stopped read models, then answers.
@@ -28,5 +30,5 @@ t.test('with the read models stopped, an event goes to the URL and secret set ju
   const d = await until(() => second.deliveries[0], 'the delivery to the new URL', 4000);
   t.ok(Date.now() - started < 4000, `delivered in ${Date.now() - started} ms, with no read-model wait (it timed out at 5 s)`);
   t.doesNotThrow(() => verifyWebhook(d.body, d.headers, secret), 'signed with the new secret');
-  t.equal(first.deliveries.length, 0, 'nothing to the old URL');
+  t.equal(first.deliveries.length, 1, 'nothing more to the old URL');
 });

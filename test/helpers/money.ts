@@ -42,6 +42,19 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until the payment reaches a terminal status (or `status`). */
+/** A CM payin of 5000 XAF from `payer` per phone (one ending 99 fails at the sandbox), each waited for until terminal. */
+export async function settledPayins(h: TestApp, m: MerchantCreds, payer: string, phones = ['+237670000001', '+237670000099']): Promise<string[]> {
+  const ids: string[] = [];
+  for (const phone of phones) {
+    const q = await quote(h, m, 'payin', leg('CM_MTN_MOMO', 'CM', 'XAF', '5000'));
+    const p = await h.as(m, 'POST', '/payins', { quote_id: q.id, customer_id: payer, source: party('CM', 'CM_MTN_MOMO', phone) }, { idem: true });
+    if (p.status !== 201) throw new Error(`payin failed: ${p.status} ${p.text}`);
+    await settled(h, m, 'payins', p.body.id);
+    ids.push(p.body.id);
+  }
+  return ids;
+}
+
 export async function settled(h: TestApp, m: MerchantCreds, kind: 'payins' | 'payouts', id: string, status?: string): Promise<any> {
   return until(`${kind}/${id} ${status ?? 'terminal'}`, async () => {
     const r = await h.as(m, 'GET', `/${kind}/${id}`);
