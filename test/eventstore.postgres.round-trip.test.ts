@@ -57,4 +57,23 @@ if (!realPostgres) {
     const events = await mine.readStream('moved');
     t.same(events.map((e) => [e.version, e.type]), [[1, 'a'], [2, 'b'], [3, 'c']], 'nothing lost, nothing doubled, in order');
   });
+  t.test('a hot stream: stale expectations cost no round trip, and do not fail the batch\'s fresh one', async (t) => {
+    const tdb = await testDatabase();
+    const store = new PostgresEventStore(tdb.db, systemClock);
+    t.teardown(async () => { await store.close(); await tdb.teardown(); });
+    await store.append([{ streamId: 'hot', expectedVersion: 0, events: [{ type: 'a', data: {} }] }]);
+    // Writers racing on one stream: one still one behind (first in the batch), one up to date.
+    const settle = (p: Promise<unknown>) => p.then((r) => r, (e: unknown) => e);
+    const race = await counted(() => Promise.all([
+      settle(store.append([{ streamId: 'hot', expectedVersion: 0, events: [{ type: 'stale', data: {} }] }])),
+      settle(store.append([{ streamId: 'hot', expectedVersion: 1, events: [{ type: 'fresh', data: {} }] }])),
+    ]));
+    t.equal(race.queries.length, 1, 'planned on the version this store saw, not on the stale expectation first in line');
+    t.ok(race.value[0] instanceof WrongExpectedVersion, 'the stale append is refused');
+    t.equal((race.value[1] as { versions: Record<string, number> }).versions.hot, 2, 'the fresh one is appended');
+    const again = await counted(() => settle(store.append([{ streamId: 'hot', expectedVersion: 1, events: [{ type: 'late', data: {} }] }])));
+    t.ok(again.value instanceof WrongExpectedVersion, 'an expectation below a committed version is refused');
+    t.equal(again.queries.length, 0, 'without asking the server (a version only grows)');
+    t.same((await store.readStream('hot')).map((e) => e.type), ['a', 'fresh'], 'nothing else written');
+  });
 }

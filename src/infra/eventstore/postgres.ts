@@ -277,6 +277,9 @@ export class PostgresEventStore implements EventStore {
       for (let round = 1; ; round++) {
         const checked = [...versions.entries()];
         const plan = planBatch(batch, new Map(versions), this.clock.now());
+        // Nothing to write, each append refused on versions this store saw committed (a version
+        // only grows, so an expectation below one is stale for certain): no round trip needed.
+        if (plan.cols.id.length === 0 && checked.every(([id, v]) => this.seen.get(id) === v)) return plan.outcomes as Error[];
         const values = [APPEND_LOCK_KEY, checked.map(([id]) => id), checked.map(([, v]) => v), ...insertValues(plan, NOTIFY_CHANNEL)];
         const rows = (await client.query({ name: 'es-append', text: APPEND_SQL, values })).rows as Array<Row & { conflict: boolean }>;
         if (rows.length > 0 && rows[0]!.conflict) {
@@ -299,13 +302,18 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  /** The versions a batch is planned on: the first expectation of each stream, else the last one seen (0 if none). */
+  /**
+   * The versions a batch is planned on: each stream's highest version known here, from the batch's
+   * expectations and the last version this store saw (0 if none). A stream's version only grows, so
+   * an expectation below the one seen is stale: planning on it would cost a round trip that fails
+   * the whole batch (a hot stream's writers, retrying after a conflict, are often one behind).
+   */
   private assumedVersions(batch: Pending[]): Map<string, number> {
     const versions = new Map<string, number>();
     for (const p of batch) {
       for (const a of p.appends) {
-        if (versions.has(a.streamId)) continue;
-        versions.set(a.streamId, typeof a.expectedVersion === 'number' ? a.expectedVersion : this.seen.get(a.streamId) ?? 0);
+        const known = versions.get(a.streamId) ?? this.seen.get(a.streamId) ?? 0;
+        versions.set(a.streamId, typeof a.expectedVersion === 'number' ? Math.max(known, a.expectedVersion) : known);
       }
     }
     return versions;
