@@ -19,3 +19,44 @@ t.test('put-backs follow the merchant\'s own attempt durations, within bounds', 
   const capped = Array.from({ length: 50 }, () => l.busyDelayMs('slow', 1000));
   t.ok(capped.every((d) => d <= 1500), 'never longer than about the time-out');
 });
+
+t.test('a quick merchant\'s attempt over the bound waits for the next slot instead of being put back', async (t) => {
+  const l = new KeyedLimiter(2, { queueIfTypicalUnderMs: 100, maxWaiting: 2, maxWaitMs: 5_000 });
+  t.ok(l.tryAcquire('fast'), 'a first attempt');
+  l.release('fast', 5); // the merchant answers in 5 ms
+  t.ok(await l.acquire('fast') && await l.acquire('fast'), 'two slots');
+  let third: boolean | undefined;
+  const waiting = l.acquire('fast').then((got) => { third = got; });
+  await new Promise((r) => setTimeout(r, 20));
+  t.equal(third, undefined, 'the third waits (no put-back)');
+  const started = Date.now();
+  l.release('fast', 5);
+  await waiting;
+  t.equal(third, true, 'and gets the released slot');
+  t.ok(Date.now() - started < 1000, 'at once, not after a put-back delay');
+  t.notOk(l.tryAcquire('fast'), 'the slot was handed over: still two in flight');
+  const fourth = l.acquire('fast');
+  const fifth = l.acquire('fast');
+  t.equal(await l.acquire('fast'), false, 'beyond the waiting bound: put back at once');
+  l.release('fast', 5);
+  l.release('fast', 5);
+  t.same(await Promise.all([fourth, fifth]), [true, true], 'waiters served in order as slots free up');
+});
+
+t.test('a slow, unknown or silent merchant\'s attempts never wait for a slot', async (t) => {
+  const l = new KeyedLimiter(1, { queueIfTypicalUnderMs: 100, maxWaiting: 4, maxWaitMs: 50 });
+  t.ok(await l.acquire('new'), 'a slot');
+  t.equal(await l.acquire('new'), false, 'no attempt finished yet: put back, not queued');
+  t.ok(l.tryAcquire('slow'));
+  l.release('slow', 8000);
+  t.ok(await l.acquire('slow'));
+  const started = Date.now();
+  t.equal(await l.acquire('slow'), false, 'an 8 s endpoint: put back, not queued (it would hold the kind\'s slots)');
+  t.ok(Date.now() - started < 40, 'at once');
+  t.ok(l.tryAcquire('quick'));
+  l.release('quick', 5);
+  t.ok(await l.acquire('quick'));
+  t.equal(await l.acquire('quick'), false, 'a quick one whose slot is not released within the wait: put back after it');
+  l.release('quick', 5);
+  t.ok(l.tryAcquire('quick'), 'the timed-out waiter did not take the slot released after it gave up');
+});
