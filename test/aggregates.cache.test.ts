@@ -26,7 +26,7 @@ async function setup(t: { teardown(fn: () => unknown): void }) {
   t.teardown(async () => { await store.close(); await tdb.teardown(); });
   let reads = 0;
   const readStream = store.readStream.bind(store);
-  store.readStream = (id, from) => { reads++; return readStream(id, from); };
+  store.readStream = (id, from, to) => { reads++; return readStream(id, from, to); };
   return { store, a: new Aggregates(store), b: new Aggregates(store), reads: () => reads };
 }
 

@@ -76,4 +76,24 @@ if (!realPostgres) {
     t.equal(again.queries.length, 0, 'without asking the server (a version only grows)');
     t.same((await store.readStream('hot')).map((e) => e.type), ['a', 'fresh'], 'nothing else written');
   });
+  t.test('a bounded read of versions this store committed is served from memory, others from the table', async (t) => {
+    const tdb = await testDatabase();
+    const mine = new PostgresEventStore(tdb.db, systemClock);
+    const other = new PostgresEventStore(tdb.db, systemClock);
+    t.teardown(async () => { await mine.close(); await other.close(); await tdb.teardown(); });
+    // Reads go through knex (appends through the store's own writer connection).
+    const reads: string[] = [];
+    const onQuery = (q: { sql: string }) => { if (q.sql.includes('FROM events')) reads.push(q.sql); };
+    tdb.db.knex.on('query', onQuery);
+    t.teardown(() => { tdb.db.knex.removeListener('query', onQuery); });
+    await mine.append([{ streamId: 'snap', expectedVersion: 0, events: [{ type: 'a', data: {} }, { type: 'b', data: {} }] }]);
+    t.same((await mine.readStream('snap', 1, 2)).map((e) => [e.version, e.type]), [[1, 'a'], [2, 'b']]);
+    t.equal(reads.length, 0, 'no round trip');
+    await other.append([{ streamId: 'snap', expectedVersion: 2, events: [{ type: 'c', data: {} }] }]);
+    await mine.append([{ streamId: 'snap', expectedVersion: 3, events: [{ type: 'd', data: {} }] }]);
+    t.same((await mine.readStream('snap', 1, 4)).map((e) => e.type), ['a', 'b', 'c', 'd'], 'version 3, another store\'s, comes from the table');
+    t.equal(reads.length, 1, 'one read of the stream');
+    t.same((await mine.readStream('snap', 4, 4)).map((e) => e.type), ['d'], 'a range of its own again');
+    t.equal(reads.length, 1, 'from memory');
+  });
 }

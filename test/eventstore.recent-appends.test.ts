@@ -15,6 +15,22 @@ const ev = (position: number): RecordedEvent => ({
 });
 const positions = (events: RecordedEvent[]) => events.map((e) => Number(e.position));
 
+t.test('RecentAppends: a stream\'s range only when every version in it was committed here', async (t) => {
+  const r = new RecentAppends(4);
+  const of = (stream: string, version: number, position: number): RecordedEvent => ({ ...ev(position), id: `${stream}${version}`, streamId: stream, version });
+  r.add([of('a', 1, 1), of('b', 1, 2), of('a', 2, 3)]);
+  r.add([of('a', 4, 5)]); // a's version 3 (position 4) was another process's commit
+  t.same(r.range('a', 1, 2)?.map((e) => e.version), [1, 2], 'both versions are here');
+  t.same(r.range('a', 2, 2)?.map((e) => e.version), [2]);
+  t.equal(r.range('a', 1, 4), undefined, 'version 3 is not here: read the table');
+  t.equal(r.range('a', 4, 5), undefined, 'nor is version 5');
+  t.equal(r.range('c', 1, 1), undefined, 'a stream never written here');
+  r.add([of('b', 2, 6), of('b', 3, 7), of('b', 4, 8), of('b', 5, 9), of('b', 6, 10)]); // over twice the limit: back to 4
+  t.equal(r.range('a', 1, 2), undefined, 'trimmed away');
+  t.same(r.range('b', 3, 6)?.map((e) => e.version), [3, 4, 5, 6], 'what the trim kept');
+  t.equal(r.range('b', 1, 6), undefined, 'its start was trimmed');
+});
+
 t.test('RecentAppends: only the gap-free run right after the reader', async (t) => {
   const r = new RecentAppends(8);
   r.add([ev(10), ev(11), ev(12)]);

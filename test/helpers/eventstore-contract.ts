@@ -28,6 +28,10 @@ export function eventStoreContract(t: Test, make: () => Promise<ContractStore>):
     const events = await store.readStream(s);
     t.same(events.map((e) => [e.type, e.version, e.data.n]), [['a', 1, 1], ['b', 2, 2], ['c', 3, 3]]);
     t.same((await store.readStream(s, 3)).map((e) => e.type), ['c'], 'read from a version');
+    t.same((await store.readStream(s, 1, 2)).map((e) => e.type), ['a', 'b'], 'read up to a version');
+    t.same((await store.readStream(s, 2, 2)).map((e) => e.type), ['b'], 'one version');
+    t.same((await store.readStream(s, 2, 9)).map((e) => e.type), ['b', 'c'], 'up to a version past the end');
+    t.same(await store.readStream(s, 3, 2), [], 'an empty range');
     t.same(await store.readStream(stream('none')), [], 'a missing stream reads empty');
   });
 

@@ -218,10 +218,14 @@ export class KurrentEventStore implements EventStore {
     return ids.map((id) => found.get(id)!);
   }
 
-  async readStream(streamId: string, fromVersion = 1): Promise<RecordedEvent[]> {
+  async readStream(streamId: string, fromVersion = 1, toVersion?: number): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
+    const from = Math.max(1, fromVersion);
+    if (toVersion !== undefined && toVersion < from) return out;
     try {
-      for await (const r of this.client.readStream(streamId, { fromRevision: BigInt(Math.max(1, fromVersion) - 1) })) {
+      for await (const r of this.client.readStream(streamId, {
+        fromRevision: BigInt(from - 1), ...(toVersion !== undefined ? { maxCount: toVersion - from + 1 } : {}),
+      })) {
         if (r.event) out.push(decodeEvent(r.event as KurrentRecordedEvent, undefined));
       }
     } catch (err) {

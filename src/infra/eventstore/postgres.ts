@@ -336,11 +336,23 @@ export class PostgresEventStore implements EventStore {
     return versions;
   }
 
-  async readStream(streamId: string, fromVersion = 1): Promise<RecordedEvent[]> {
+  async readStream(streamId: string, fromVersion = 1, toVersion?: number): Promise<RecordedEvent[]> {
+    if (toVersion === undefined) {
+      const r = await this.db.knex.raw<{ rows: Row[] }>(
+        `SELECT global_position, stream_id, stream_version, event_id, type, data, metadata, created_at
+         FROM events WHERE stream_id = ? AND stream_version >= ? ORDER BY stream_version`,
+        [streamId, fromVersion],
+      );
+      return r.rows.map(toRecorded);
+    }
+    // A bounded range this process committed recently (a webhook's snapshot of the resource it
+    // just changed) comes from memory: every version in it is there, so it is the stream's.
+    const mine = this.recent.range(streamId, Math.max(1, fromVersion), toVersion);
+    if (mine) return mine;
     const r = await this.db.knex.raw<{ rows: Row[] }>(
       `SELECT global_position, stream_id, stream_version, event_id, type, data, metadata, created_at
-       FROM events WHERE stream_id = ? AND stream_version >= ? ORDER BY stream_version`,
-      [streamId, fromVersion],
+       FROM events WHERE stream_id = ? AND stream_version >= ? AND stream_version <= ? ORDER BY stream_version`,
+      [streamId, fromVersion, toVersion],
     );
     return r.rows.map(toRecorded);
   }

@@ -14,6 +14,8 @@ export const RECENT_APPENDS_LIMIT = 4096;
 
 export class RecentAppends {
   private events: RecordedEvent[] = [];
+  /** The same events by stream, in version order. */
+  private byStream = new Map<string, RecordedEvent[]>();
 
   constructor(private readonly limit = RECENT_APPENDS_LIMIT) {}
 
@@ -21,10 +23,38 @@ export class RecentAppends {
   add(batch: RecordedEvent[]): void {
     if (batch.length === 0) return;
     const last = this.events[this.events.length - 1];
-    if (last && batch[0]!.position <= last.position) this.events = []; // never expected: stay correct
+    if (last && batch[0]!.position <= last.position) this.clear(); // never expected: stay correct
     this.events.push(...batch);
     // Trimmed back to `limit` once it holds twice that: one copy per `limit` events, not per batch.
-    if (this.events.length > 2 * this.limit) this.events = this.events.slice(this.events.length - this.limit);
+    if (this.events.length > 2 * this.limit) {
+      this.events = this.events.slice(this.events.length - this.limit);
+      this.byStream.clear();
+      this.index(this.events);
+    } else {
+      this.index(batch);
+    }
+  }
+
+  private index(events: RecordedEvent[]): void {
+    for (const e of events) {
+      const list = this.byStream.get(e.streamId);
+      if (list) list.push(e);
+      else this.byStream.set(e.streamId, [e]);
+    }
+  }
+
+  /**
+   * A stream's events `from` to `to` (versions, inclusive) if this process committed every one of
+   * them recently, else undefined (read the table). A stream's versions only grow with positions,
+   * so the run held here from `from` reaching `to` in `to - from` steps has no gap.
+   */
+  range(streamId: string, from: number, to: number): RecordedEvent[] | undefined {
+    const list = this.byStream.get(streamId);
+    if (!list || to < from) return undefined;
+    const i = list.findIndex((e) => e.version === from);
+    const j = i + (to - from);
+    if (i < 0 || j >= list.length || list[j]!.version !== to) return undefined;
+    return list.slice(i, j + 1);
   }
 
   /** The contiguous run of events right after `after` (at most `limit`), or [] to read the table. */
@@ -43,5 +73,6 @@ export class RecentAppends {
 
   clear(): void {
     this.events = [];
+    this.byStream.clear();
   }
 }

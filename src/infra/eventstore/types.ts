@@ -80,8 +80,8 @@ export interface EventStore {
    * events are written, or nothing is (WrongExpectedVersion names the first stream that failed).
    */
   append(appends: StreamAppend[]): Promise<AppendResult>;
-  /** A stream's events from `fromVersion` (1-based, inclusive) on, in order. */
-  readStream(streamId: string, fromVersion?: number): Promise<RecordedEvent[]>;
+  /** A stream's events from `fromVersion` (1-based, inclusive) on, up to `toVersion` (inclusive) if given, in order. */
+  readStream(streamId: string, fromVersion?: number, toVersion?: number): Promise<RecordedEvent[]>;
   /** Events after `after` in the global order, never skipping one that commits late. */
   readAll(after: bigint, limit: number): Promise<RecordedEvent[]>;
   /** Catch-up then live subscription to the global order. */

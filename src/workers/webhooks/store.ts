@@ -75,7 +75,7 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: 
     const already = await s.knex('webhook_events').where({ id: ev.id }).first('id');
     if (already) return 0;
   }
-  const stream = (await s.store.readStream(ev.stream_id)).filter((e) => e.version <= ev.version);
+  const stream = (await s.store.readStream(ev.stream_id, 1, ev.version)).filter((e) => e.version <= ev.version);
   const hooks = stream.filter((e) => resource.events.includes(e.type));
   if (!hooks.some((e) => e.id === ev.id)) throw new Error(`event ${ev.id} not found in ${ev.stream_id} at version ${ev.version}`);
   const drafts: WebhookEventDraft[] = hooks.map((e) => draftOf(resource, stream, e));
