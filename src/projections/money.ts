@@ -17,6 +17,7 @@ import { renderPayin } from './views/payin.ts';
 import { renderPayout } from './views/payout.ts';
 import type { Projection } from './projection.ts';
 import { upsertRows } from './upsert.ts';
+import type { RowCache } from './row-cache.ts';
 
 export interface StreamModel<S, E extends DomainEvent> {
   prefix: string;
@@ -62,7 +63,7 @@ const payoutModel: StreamModel<PayoutState, PayoutEvent> = {
  * of the rows that changed, whatever the batch size (a query per event would make the projector,
  * which read-your-writes waits on, the bottleneck of every create under load).
  */
-export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transaction, m: StreamModel<S, E>, batch: RecordedEvent[]): Promise<void> {
+export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transaction, m: StreamModel<S, E>, batch: RecordedEvent[], cache?: RowCache): Promise<void> {
   const byId = new Map<string, RecordedEvent[]>();
   for (const r of batch) {
     if (!r.streamId.startsWith(m.prefix)) continue;
@@ -72,9 +73,19 @@ export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transact
     else byId.set(id, [r]);
   }
   if (byId.size === 0) return;
-  const found = (await tx.raw<{ rows: Array<{ id: string; version: number; events: E[] }> }>(
-    `SELECT id, version, events FROM ${m.table} WHERE id = ANY(?::uuid[])`, [[...byId.keys()]])).rows;
-  const rows = new Map(found.map((row) => [row.id, row]));
+  // Rows this projector wrote itself (and nobody moved since) are not read back.
+  const rows = new Map<string, { version: number; events: E[] }>();
+  const unknown: string[] = [];
+  for (const id of byId.keys()) {
+    const cached = cache?.get(m.table, id);
+    if (cached) rows.set(id, cached as { version: number; events: E[] });
+    else unknown.push(id);
+  }
+  if (unknown.length > 0) {
+    const found = (await tx.raw<{ rows: Array<{ id: string; version: number; events: E[] }> }>(
+      `SELECT id, version, events FROM ${m.table} WHERE id = ANY(?::uuid[])`, [unknown])).rows;
+    for (const row of found) rows.set(row.id, row);
+  }
   const changed: Array<Record<string, unknown>> = [];
   for (const [id, records] of byId) {
     const row = rows.get(id);
@@ -88,6 +99,7 @@ export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transact
     }
     if (have === (row?.version ?? 0)) continue;
     changed.push({ id, ...m.columns(fold(m.decider, events)), version: have, events });
+    cache?.put(m.table, id, { version: have, events });
   }
   await upsertRows(tx, m.table, ['id'], changed, 'update');
 }
@@ -138,11 +150,11 @@ async function applyToWallets(tx: Knex.Transaction, batch: RecordedEvent[]): Pro
 export const moneyProjection: Projection = {
   name: 'money',
   tables: ['quotes', 'payins', 'payouts', 'wallets', 'ledger_entries'],
-  async apply(tx, events) {
+  async apply(tx, events, rows) {
     // The tables are independent of one another: each is written once per batch.
-    await applyToStreams(tx, quoteModel, events);
-    await applyToStreams(tx, payinModel, events);
-    await applyToStreams(tx, payoutModel, events);
+    await applyToStreams(tx, quoteModel, events, rows);
+    await applyToStreams(tx, payinModel, events, rows);
+    await applyToStreams(tx, payoutModel, events, rows);
     await applyToWallets(tx, events);
   },
 };

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../infra/eventstore/types.ts';
+import type { RowCache } from './row-cache.ts';
 
 /**
  * A read model built from the global event order. `apply` runs inside the transaction that also
@@ -9,5 +10,6 @@ export interface Projection {
   name: string;
   /** Tables this projection owns; a rebuild empties them. */
   tables: string[];
-  apply(tx: Knex.Transaction, events: RecordedEvent[]): Promise<void>;
+  /** `rows`: the live projector's cache of the stream rows it wrote (row-cache.ts); never a shadow's. */
+  apply(tx: Knex.Transaction, events: RecordedEvent[], rows?: RowCache): Promise<void>;
 }

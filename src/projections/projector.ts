@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
+import { RowCache } from './row-cache.ts';
 
 const BATCH_SIZE = 1000;
 
@@ -44,7 +45,20 @@ export async function ensureCheckpoints(knex: Knex | Knex.Transaction, names: st
  * one statement locks and reads every checkpoint, one moves those that advanced (not three per
  * projection: the projector runs once per group commit, and read-your-writes waits on it).
  */
-export async function applyBatchToAll(knex: Knex, projections: Projection[], events: RecordedEvent[]): Promise<void> {
+export async function applyBatchToAll(knex: Knex, projections: Projection[], events: RecordedEvent[],
+  caches?: Map<string, RowCache>): Promise<void> {
+  const moved: Array<[string, bigint]> = [];
+  try {
+    await applyInOneTransaction(knex, projections, events, moved, caches);
+  } catch (err) {
+    for (const c of caches?.values() ?? []) c.reset();
+    throw err;
+  }
+  for (const [name, position] of moved) caches?.get(name)?.commit(position);
+}
+
+async function applyInOneTransaction(knex: Knex, projections: Projection[], events: RecordedEvent[],
+  moved: Array<[string, bigint]>, caches: Map<string, RowCache> | undefined): Promise<void> {
   await knex.transaction(async (tx) => {
     const names = projections.map((p) => p.name);
     const lock = () => tx.raw<{ rows: Array<{ name: string; position: string }> }>(
@@ -55,11 +69,12 @@ export async function applyBatchToAll(knex: Knex, projections: Projection[], eve
       rows = (await lock()).rows;
     }
     const at = new Map(rows.map((r) => [r.name, BigInt(r.position)]));
-    const moved: Array<[string, bigint]> = [];
     for (const projection of projections) {
       const fresh = events.filter((e) => e.position > at.get(projection.name)!);
       if (fresh.length === 0) continue;
-      await projection.apply(tx, fresh);
+      const cache = caches?.get(projection.name);
+      cache?.begin(at.get(projection.name)!);
+      await projection.apply(tx, fresh, cache);
       moved.push([projection.name, fresh[fresh.length - 1]!.position]);
     }
     if (moved.length === 0) return;
@@ -80,13 +95,17 @@ export class Projector {
   private position = 0n;
   private waiters: Array<{ position: bigint; resolve: () => void }> = [];
   private appliedListeners: Array<(events: RecordedEvent[]) => void> = [];
+  /** Each projection's rows as this projector last wrote them (row-cache.ts). */
+  private readonly rowCaches = new Map<string, RowCache>();
 
   constructor(
     private readonly knex: Knex,
     private readonly store: EventStore,
     readonly projections: Projection[],
     private readonly log: Logger,
-  ) {}
+  ) {
+    for (const p of projections) this.rowCaches.set(p.name, new RowCache());
+  }
 
   async start(): Promise<void> {
     await ensureCheckpoints(this.knex, this.projections.map((p) => p.name));
@@ -100,7 +119,7 @@ export class Projector {
       after: this.position,
       batchSize: BATCH_SIZE,
       handler: async (events) => {
-        await applyBatchToAll(this.knex, this.projections, events);
+        await applyBatchToAll(this.knex, this.projections, events, this.rowCaches);
         // The read models include this batch now (applied here, or by another process first).
         for (const listener of this.appliedListeners) listener(events);
         this.advance(events[events.length - 1]!.position);

@@ -1,0 +1,56 @@
+// The stream rows (id → version and events) a projector last wrote, so its next batch folds the
+// events onto them without reading them back (bench issue 8: a read per table per batch, about three
+// per transfer). Valid only while nobody else moved the projection: every writer of its tables takes
+// the projection's checkpoint lock and moves the checkpoint, so a checkpoint found (under that lock)
+// where this cache left it means the rows are still the ones written here; anything else (another
+// process's batch, a rebuild's swap, a failed transaction) empties it. Rows are a pure function of
+// the events, so a row equal to what is cached is as good as the table's.
+export interface CachedRow {
+  version: number;
+  events: unknown[];
+}
+
+/** At most this many rows per projection (the streams in flight are a few recent ones). */
+export const ROW_CACHE_LIMIT = 2_000;
+
+export class RowCache {
+  private rows = new Map<string, CachedRow>();
+  private pending = new Map<string, CachedRow>();
+  /** The checkpoint the rows are valid at (undefined: nothing is). */
+  private validAt: bigint | undefined;
+
+  constructor(private readonly limit = ROW_CACHE_LIMIT) {}
+
+  /** Under the checkpoint lock, before a batch: keeps the rows only if the checkpoint is where they were written. */
+  begin(checkpoint: bigint): void {
+    if (this.validAt !== checkpoint) this.rows.clear();
+    this.pending.clear();
+  }
+
+  get(table: string, id: string): CachedRow | undefined {
+    return this.pending.get(`${table}/${id}`) ?? this.rows.get(`${table}/${id}`);
+  }
+
+  /** A row this batch writes (kept once the batch commits). */
+  put(table: string, id: string, row: CachedRow): void {
+    this.pending.set(`${table}/${id}`, row);
+  }
+
+  /** The batch committed with the checkpoint at `checkpoint`. */
+  commit(checkpoint: bigint): void {
+    for (const [k, row] of this.pending) {
+      this.rows.delete(k); // re-inserted: the most recently written go last, the oldest are dropped first
+      this.rows.set(k, row);
+    }
+    this.pending.clear();
+    while (this.rows.size > this.limit) this.rows.delete(this.rows.keys().next().value as string);
+    this.validAt = checkpoint;
+  }
+
+  /** The batch failed (or the checkpoint is unknown): nothing cached can be trusted. */
+  reset(): void {
+    this.rows.clear();
+    this.pending.clear();
+    this.validAt = undefined;
+  }
+}

@@ -1,0 +1,85 @@
+// The live projector does not read back the stream rows it wrote itself (bench issue 8), and never
+// trusts them once anyone else moved the projection (another process, a failed batch).
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
+import { systemClock } from '../src/infra/clock.ts';
+import { moneyProjection } from '../src/projections/money.ts';
+import { applyBatchToAll, ensureCheckpoints } from '../src/projections/projector.ts';
+import { RowCache } from '../src/projections/row-cache.ts';
+import type { RecordedEvent } from '../src/infra/eventstore/types.ts';
+import { testDatabase, dbLabel } from './helpers/db.ts';
+
+t.comment(`on ${dbLabel}`);
+
+const quoteCreated = (id: string, merchant: string) => ({
+  type: 'quote.created',
+  data: {
+    quote_id: id, merchant_id: merchant, customer_id: null, flow_type: 'payin', country_code: 'CM', operator_code: 'CM_MTN_MOMO',
+    rail_type: 'mobile_money', send_amount: '5000', send_currency: 'XAF', receive_amount: '4925', receive_currency: 'XAF',
+    total_fee: '75', pricing: {}, wallet_impact: {}, expires_at: new Date(Date.now() + 900_000).toISOString(), at: new Date().toISOString(),
+  },
+});
+const quoteConsumed = (id: string) => ({ type: 'quote.consumed', data: { quote_id: id, by: { type: 'payin', id: randomUUID() }, at: new Date().toISOString() } });
+
+async function setUp(t: Tap.Test) {
+  const tdb = await testDatabase();
+  const store = new PostgresEventStore(tdb.db, systemClock);
+  t.teardown(async () => { await store.close(); await tdb.teardown(); });
+  await ensureCheckpoints(tdb.db.knex, [moneyProjection.name]);
+  const reads: string[] = [];
+  const onQuery = (q: { sql: string }) => { if (/^SELECT id, version, events FROM/.test(q.sql)) reads.push(q.sql); };
+  tdb.db.knex.on('query', onQuery);
+  t.teardown(() => { tdb.db.knex.removeListener('query', onQuery); });
+  let position = 0n;
+  /** Appends, then returns the events since the last call (what the projector's next batch holds). */
+  const next = async (appends: Parameters<typeof store.append>[0]): Promise<RecordedEvent[]> => {
+    await store.append(appends);
+    const events = await store.readAll(position, 1000);
+    position = events[events.length - 1]!.position;
+    return events;
+  };
+  const quote = async (id: string) => (await tdb.db.knex('quotes').where({ id }).first()) as { status: string; version: number };
+  return { knex: tdb.db.knex, next, reads, quote };
+}
+
+t.test('a row the projector wrote is folded onto without being read back', async (t) => {
+  const { knex, next, reads, quote } = await setUp(t);
+  const cache = new Map([[moneyProjection.name, new RowCache()]]);
+  const id = randomUUID();
+  await applyBatchToAll(knex, [moneyProjection], await next([{ streamId: `quote-${id}`, expectedVersion: 0, events: [quoteCreated(id, randomUUID())] }]), cache);
+  t.equal(reads.length, 1, 'a new row: looked up once');
+  await applyBatchToAll(knex, [moneyProjection], await next([{ streamId: `quote-${id}`, expectedVersion: 1, events: [quoteConsumed(id)] }]), cache);
+  t.equal(reads.length, 1, 'its next event: no read');
+  t.match(await quote(id), { status: 'consumed', version: 2 }, 'the row is right');
+});
+
+t.test('moved by someone else, or after a failed batch, the rows are read again', async (t) => {
+  const { knex, next, reads, quote } = await setUp(t);
+  const mine = new Map([[moneyProjection.name, new RowCache()]]);
+  const theirs = new Map([[moneyProjection.name, new RowCache()]]);
+  const [a, b] = [randomUUID(), randomUUID()];
+  const merchant = randomUUID();
+  await applyBatchToAll(knex, [moneyProjection], await next([
+    { streamId: `quote-${a}`, expectedVersion: 0, events: [quoteCreated(a, merchant)] },
+    { streamId: `quote-${b}`, expectedVersion: 0, events: [quoteCreated(b, merchant)] },
+  ]), mine);
+  // Another process applies the next batch: quote a consumed.
+  await applyBatchToAll(knex, [moneyProjection], await next([{ streamId: `quote-${a}`, expectedVersion: 1, events: [quoteConsumed(a)] }]), theirs);
+  const before = reads.length;
+  // Back here, a's next event (version 3): folded onto a cached version 1 it would be a gap.
+  await t.resolves(applyBatchToAll(knex, [moneyProjection], await next([{ streamId: `quote-${a}`, expectedVersion: 2, events: [quoteConsumed(a)] }]), mine),
+    'applied onto the row as the table has it, not the stale cached one');
+  t.equal(reads.length, before + 1, 'the checkpoint had moved: read from the table');
+  t.match(await quote(a), { version: 3 });
+
+  // A failed batch (a version gap: rolled back) empties the cache: b is read again next time.
+  await applyBatchToAll(knex, [moneyProjection], await next([{ streamId: `quote-${b}`, expectedVersion: 1, events: [quoteConsumed(b)] }]), mine);
+  t.match(await quote(b), { status: 'consumed', version: 2 });
+  const [bad] = await next([{ streamId: `quote-${b}`, expectedVersion: 2, events: [quoteConsumed(b)] }]);
+  await t.rejects(applyBatchToAll(knex, [moneyProjection], [{ ...bad!, version: 5 }], mine), 'a gap fails the batch');
+  const afterFail = reads.length;
+  await applyBatchToAll(knex, [moneyProjection], [bad!], mine);
+  t.equal(reads.length, afterFail + 1, 'b read again after the failure');
+  t.match(await quote(b), { version: 3 });
+});
