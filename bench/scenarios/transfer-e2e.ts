@@ -14,6 +14,10 @@ export async function transferE2e(profile: Profile): Promise<Record<string, Scen
   const db = await createDatabase();
   const rx = await startReceiver();
   const total = profile.transferRate * profile.transferSeconds;
+  // Warm-up like the other scenarios: the profile's warm-up seconds at the same steady rate, untimed
+  // (the first second after a start compiles the saga's, gateway's and webhooks' code paths, opens
+  // the connections and learns the endpoint's pace; measured on its own it is a start-up figure).
+  const warmup = profile.transferRate * profile.warmupSeconds;
   const started = new Map<string, number>();
   const latencies: number[] = [];
   let failedCreates = 0;
@@ -32,7 +36,7 @@ export async function transferE2e(profile: Profile): Promise<Record<string, Scen
       const quotes: string[] = [];
       let made = 0;
       await Promise.all(Array.from({ length: 8 }, async () => {
-        while (made++ < total + 5) {
+        while (made++ < total + warmup) {
           const q = await asMerchant(svc.url, m, 'POST', '/quotes/transfer', transferQuoteBody);
           if (q.status !== 201) throw new Error(`transfer quote: HTTP ${q.status} ${JSON.stringify(q.body)}`);
           quotes.push(q.body.id);
@@ -45,18 +49,22 @@ export async function transferE2e(profile: Profile): Promise<Record<string, Scen
         if (r.status !== 201) { failedCreates++; return; }
         if (timed) started.set(r.body.id, t0);
       };
-      for (let i = 0; i < 5; i++) await create(quotes.pop()!, false); // warm-up, untimed
-      const cpu0 = svc.cpuMs();
       const interval = 1000 / profile.transferRate;
-      const begin = performance.now();
-      const inflight: Array<Promise<void>> = [];
-      for (let i = 0; i < total; i++) {
-        const due = begin + i * interval;
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        inflight.push(create(quotes.pop()!, true));
-      }
-      await Promise.all(inflight);
+      const steady = async (n: number, timed: boolean) => {
+        const begin = performance.now();
+        const inflight: Array<Promise<void>> = [];
+        for (let i = 0; i < n; i++) {
+          const due = begin + i * interval;
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          inflight.push(create(quotes.pop()!, timed));
+        }
+        await Promise.all(inflight);
+      };
+      await steady(warmup, false);
+      await new Promise((r) => setTimeout(r, 1000)); // the warm-up's transfers finish
+      const cpu0 = svc.cpuMs();
+      await steady(total, true);
       const deadline = Date.now() + 20_000;
       while (latencies.length + failedTransfers < started.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       // The service's CPU per transfer (its webhooks included): work, which a busy machine slows less than latency.
