@@ -8,17 +8,9 @@ import { systemClock } from '../src/infra/clock.ts';
 import { moneyProjection } from '../src/projections/money.ts';
 import type { RecordedEvent } from '../src/infra/eventstore/types.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
+import { quoteCreated } from './helpers/quote-events.ts';
 
 t.comment(`on ${dbLabel}`);
-
-const quoteCreated = (id: string, merchant: string) => ({
-  type: 'quote.created',
-  data: {
-    quote_id: id, merchant_id: merchant, customer_id: null, flow_type: 'payin', country_code: 'CM', operator_code: 'CM_MTN_MOMO',
-    rail_type: 'mobile_money', send_amount: '5000', send_currency: 'XAF', receive_amount: '4925', receive_currency: 'XAF',
-    total_fee: '75', pricing: {}, wallet_impact: {}, expires_at: new Date(Date.now() + 900_000).toISOString(), at: new Date().toISOString(),
-  },
-});
 
 t.test('a batch of many quotes: one read and one write of the table, same rows as event by event', async (t) => {
   const tdb = await testDatabase();

@@ -1,6 +1,6 @@
 // The live projector does not read back the stream rows it wrote itself (bench issue 8), and never
 // trusts them once anyone else moved the projection (another process, a failed batch).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
 import { systemClock } from '../src/infra/clock.ts';
@@ -9,20 +9,13 @@ import { applyBatchToAll, ensureCheckpoints } from '../src/projections/projector
 import { RowCache } from '../src/projections/row-cache.ts';
 import type { RecordedEvent } from '../src/infra/eventstore/types.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
+import { quoteCreated } from './helpers/quote-events.ts';
 
 t.comment(`on ${dbLabel}`);
 
-const quoteCreated = (id: string, merchant: string) => ({
-  type: 'quote.created',
-  data: {
-    quote_id: id, merchant_id: merchant, customer_id: null, flow_type: 'payin', country_code: 'CM', operator_code: 'CM_MTN_MOMO',
-    rail_type: 'mobile_money', send_amount: '5000', send_currency: 'XAF', receive_amount: '4925', receive_currency: 'XAF',
-    total_fee: '75', pricing: {}, wallet_impact: {}, expires_at: new Date(Date.now() + 900_000).toISOString(), at: new Date().toISOString(),
-  },
-});
 const quoteConsumed = (id: string) => ({ type: 'quote.consumed', data: { quote_id: id, by: { type: 'payin', id: randomUUID() }, at: new Date().toISOString() } });
 
-async function setUp(t: Tap.Test) {
+async function setUp(t: Test) {
   const tdb = await testDatabase();
   const store = new PostgresEventStore(tdb.db, systemClock);
   t.teardown(async () => { await store.close(); await tdb.teardown(); });
