@@ -2,6 +2,7 @@
 // Nothing below src/ reads process.env except this file.
 import path from 'node:path';
 import { parseCrashSpec } from './infra/crash-points.ts';
+import { DEFAULT_HEAP_GROWING_PERCENT } from './infra/heap-growth.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -47,6 +48,8 @@ export interface Config {
   dashboardCookieSecure: 'auto' | 'always' | 'never';
   /** A dashboard session ends after this long without a request. */
   dashboardSessionIdleMinutes: number;
+  /** V8's heap growing factor, as 1 + percent/100 after each full collection; 0 = V8's own (infra/heap-growth.ts). */
+  heapGrowingPercent: number;
   /** TEST ONLY (`CRASH_AT`): crash points armed by the crash-consistency suite (infra/crash-points.ts). */
   crashAt: string | undefined;
 }
@@ -144,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     busForward: busForward(env.BUS_FORWARD),
     dashboardCookieSecure: cookieSecure(env.DASHBOARD_COOKIE_SECURE),
     dashboardSessionIdleMinutes: int(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 720, 1),
+    heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT),
     crashAt: crashSpec(env.CRASH_AT),
   };
 }

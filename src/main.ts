@@ -4,6 +4,7 @@ import { loadConfig, ConfigError } from './config.ts';
 import { createLogger } from './infra/log.ts';
 import { startApp } from './app.ts';
 import { armCrashPoints } from './infra/crash-points.ts';
+import { setHeapGrowingPercent } from './infra/heap-growth.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  setHeapGrowingPercent(config.heapGrowingPercent);
   const log = createLogger(config.logLevel);
   armCrashPoints(config.crashAt); // test only: a no-op unless CRASH_AT is set
   if (config.crashAt) log.warn({ crash_at: config.crashAt }, 'crash points armed (CRASH_AT, test only)');
