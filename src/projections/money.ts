@@ -1,9 +1,9 @@
 // Read models of the money core: quotes, payins, payouts (the rendered API JSON next to the filter
 // columns), wallets (balances) and ledger_entries (one row per posting, for statements and audits).
 //
-// A payment row keeps its stream's events; each new event is folded with the aggregate's own
-// decider and rendered with the API's render function, so the read model, GET answers and webhook
-// snapshots are the same JSON. Idempotent: an event at or below the row's version is skipped.
+// A payment row is its stream folded with the aggregate's own decider and rendered with the API's
+// render function, so the read model, GET answers and webhook snapshots are the same JSON. Its
+// version is the stream's: a write never replaces a row with an older one.
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../infra/eventstore/types.ts';
 import { fold, unreachable, type Decider, type DomainEvent } from '../domain/decider.ts';
@@ -15,9 +15,9 @@ import type { WalletEvent } from '../domain/wallet.ts';
 import { renderQuote } from './views/quote.ts';
 import { renderPayin } from './views/payin.ts';
 import { renderPayout } from './views/payout.ts';
-import type { Projection } from './projection.ts';
+import type { ApplyContext, Projection } from './projection.ts';
+import type { HistoryWant } from './history.ts';
 import { upsertRows } from './upsert.ts';
-import type { RowCache } from './row-cache.ts';
 
 export interface StreamModel<S, E extends DomainEvent> {
   prefix: string;
@@ -58,12 +58,20 @@ const payoutModel: StreamModel<PayoutState, PayoutEvent> = {
   }),
 };
 
+/** A stream's state before a batch: its version and the events that make it. */
+interface Base<E> {
+  version: number;
+  events: E[];
+}
+
 /**
- * Applies a batch's events of one model's streams: one read of the rows they touch and one upsert
- * of the rows that changed, whatever the batch size (a query per event would make the projector,
- * which read-your-writes waits on, the bottleneck of every create under load).
+ * Applies a batch's events of one model's streams with one upsert of the rows that changed,
+ * whatever the batch size (a query per event would make the projector, which read-your-writes
+ * waits on, the bottleneck of every create under load). The rows are never read back: a stream's
+ * earlier events are in memory (the row cache), or there are none (the batch starts the stream),
+ * or they are read from the event store in one query for the batch (history.ts).
  */
-export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transaction, m: StreamModel<S, E>, batch: RecordedEvent[], cache?: RowCache): Promise<void> {
+export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transaction, m: StreamModel<S, E>, batch: RecordedEvent[], ctx: ApplyContext): Promise<void> {
   const byId = new Map<string, RecordedEvent[]>();
   for (const r of batch) {
     if (!r.streamId.startsWith(m.prefix)) continue;
@@ -73,35 +81,46 @@ export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transact
     else byId.set(id, [r]);
   }
   if (byId.size === 0) return;
-  // Rows this projector wrote itself (and nobody moved since) are not read back.
-  const rows = new Map<string, { version: number; events: E[] }>();
-  const unknown: string[] = [];
-  for (const id of byId.keys()) {
-    const cached = cache?.get(m.table, id);
-    if (cached) rows.set(id, cached as { version: number; events: E[] });
-    else unknown.push(id);
-  }
-  if (unknown.length > 0) {
-    const found = (await tx.raw<{ rows: Array<{ id: string; version: number; events: E[] }> }>(
-      `SELECT id, version, events FROM ${m.table} WHERE id = ANY(?::uuid[])`, [unknown])).rows;
-    for (const row of found) rows.set(row.id, row);
-  }
+  const bases = await basesOf(tx, m, byId, ctx);
   const changed: Array<Record<string, unknown>> = [];
   for (const [id, records] of byId) {
-    const row = rows.get(id);
-    let have = row?.version ?? 0;
-    const events = [...(row?.events ?? [])];
+    const base = bases.get(id)!;
+    let have = base.version;
+    const events = [...base.events];
     for (const r of records) {
-      if (r.version <= have) continue; // already applied
+      if (r.version <= have) continue; // already in the cached state
       invariant(r.version === have + 1, `${m.table} ${id}: event ${r.version} after ${have}`);
       events.push({ type: r.type, data: r.data } as unknown as E);
       have = r.version;
     }
-    if (have === (row?.version ?? 0)) continue;
-    changed.push({ id, ...m.columns(fold(m.decider, events)), version: have, events });
-    cache?.put(m.table, id, { version: have, events });
+    if (have === base.version) continue;
+    changed.push({ id, ...m.columns(fold(m.decider, events)), version: have });
+    ctx.rows?.put(m.table, id, { version: have, events });
   }
-  await upsertRows(tx, m.table, ['id'], changed, 'update');
+  // A row never goes back to an older version (a process that read the store before another wrote).
+  await upsertRows(tx, m.table, ['id'], changed, 'update-if-newer');
+}
+
+async function basesOf<S, E extends DomainEvent>(tx: Knex.Transaction, m: StreamModel<S, E>, byId: Map<string, RecordedEvent[]>,
+  ctx: ApplyContext): Promise<Map<string, Base<E>>> {
+  const bases = new Map<string, Base<E>>();
+  const wants: HistoryWant[] = [];
+  for (const [id, records] of byId) {
+    const cached = ctx.rows?.get(m.table, id);
+    const first = records[0]!.version;
+    if (cached) bases.set(id, cached as Base<E>);
+    else if (first === 1) bases.set(id, { version: 0, events: [] });
+    else wants.push({ streamId: m.prefix + id, before: first });
+  }
+  if (wants.length === 0) return bases;
+  const found = await ctx.history(tx, wants);
+  for (const w of wants) {
+    const past = found.get(w.streamId) ?? [];
+    invariant(past.length === w.before - 1 && past.every((e, i) => e.version === i + 1),
+      `${w.streamId}: the store holds ${past.length} events before version ${w.before}`);
+    bases.set(w.streamId.slice(m.prefix.length), { version: w.before - 1, events: past.map((e) => ({ type: e.type, data: e.data }) as unknown as E) });
+  }
+  return bases;
 }
 
 /** The kind of movement and the id it is idempotent by. */
@@ -150,11 +169,11 @@ async function applyToWallets(tx: Knex.Transaction, batch: RecordedEvent[]): Pro
 export const moneyProjection: Projection = {
   name: 'money',
   tables: ['quotes', 'payins', 'payouts', 'wallets', 'ledger_entries'],
-  async apply(tx, events, rows) {
+  async apply(tx, events, ctx) {
     // The tables are independent of one another: each is written once per batch.
-    await applyToStreams(tx, quoteModel, events, rows);
-    await applyToStreams(tx, payinModel, events, rows);
-    await applyToStreams(tx, payoutModel, events, rows);
+    await applyToStreams(tx, quoteModel, events, ctx);
+    await applyToStreams(tx, payinModel, events, ctx);
+    await applyToStreams(tx, payoutModel, events, ctx);
     await applyToWallets(tx, events);
   },
 };

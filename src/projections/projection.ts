@@ -1,15 +1,24 @@
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../infra/eventstore/types.ts';
+import type { StreamHistory } from './history.ts';
 import type { RowCache } from './row-cache.ts';
+
+/** What a projection may use besides its batch. */
+export interface ApplyContext {
+  /** A stream's earlier events, for a row whose state is not cached (history.ts). */
+  history: StreamHistory;
+  /** The stream rows this projector (or this rebuild, on its shadow) last wrote (row-cache.ts). */
+  rows?: RowCache;
+}
 
 /**
  * A read model built from the global event order. `apply` runs inside the transaction that also
- * moves the projection's checkpoint, so a batch is applied exactly once or not at all.
+ * moves the projection's checkpoint, so a batch is applied exactly once or not at all. Every event
+ * of a batch is after the projection's checkpoint.
  */
 export interface Projection {
   name: string;
   /** Tables this projection owns; a rebuild empties them. */
   tables: string[];
-  /** `rows`: the live projector's cache of the stream rows it wrote (row-cache.ts); never a shadow's. */
-  apply(tx: Knex.Transaction, events: RecordedEvent[], rows?: RowCache): Promise<void>;
+  apply(tx: Knex.Transaction, events: RecordedEvent[], ctx: ApplyContext): Promise<void>;
 }

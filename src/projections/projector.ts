@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
 import { RowCache } from './row-cache.ts';
+import { historyOf, type StreamHistory } from './history.ts';
 
 const BATCH_SIZE = 1000;
 
@@ -22,19 +23,6 @@ export async function writeCheckpoint(knex: Knex | Knex.Transaction, name: strin
   await knex.raw('UPDATE checkpoints SET position = ?, updated_at = now() WHERE name = ?', [position.toString(), name]);
 }
 
-/** Applies one batch with its checkpoint; returns the checkpoint after it. */
-export async function applyBatch(knex: Knex, projection: Projection, events: RecordedEvent[]): Promise<bigint> {
-  return knex.transaction(async (tx) => {
-    const at = await readCheckpoint(tx, projection.name, true);
-    const fresh = events.filter((e) => e.position > at);
-    if (fresh.length === 0) return at;
-    await projection.apply(tx, fresh);
-    const last = fresh[fresh.length - 1]!.position;
-    await writeCheckpoint(tx, projection.name, last);
-    return last;
-  });
-}
-
 /** Creates the checkpoint rows that do not exist yet (at 0). */
 export async function ensureCheckpoints(knex: Knex | Knex.Transaction, names: string[]): Promise<void> {
   await knex.raw('INSERT INTO checkpoints (name, position) SELECT unnest(?::text[]), 0 ON CONFLICT (name) DO NOTHING', [names]);
@@ -46,10 +34,10 @@ export async function ensureCheckpoints(knex: Knex | Knex.Transaction, names: st
  * projection: the projector runs once per group commit, and read-your-writes waits on it).
  */
 export async function applyBatchToAll(knex: Knex, projections: Projection[], events: RecordedEvent[],
-  caches?: Map<string, RowCache>): Promise<void> {
+  history: StreamHistory, caches?: Map<string, RowCache>): Promise<void> {
   const moved: Array<[string, bigint]> = [];
   try {
-    await applyInOneTransaction(knex, projections, events, moved, caches);
+    await applyInOneTransaction(knex, projections, events, history, moved, caches);
   } catch (err) {
     for (const c of caches?.values() ?? []) c.reset();
     throw err;
@@ -57,7 +45,7 @@ export async function applyBatchToAll(knex: Knex, projections: Projection[], eve
   for (const [name, position] of moved) caches?.get(name)?.commit(position);
 }
 
-async function applyInOneTransaction(knex: Knex, projections: Projection[], events: RecordedEvent[],
+async function applyInOneTransaction(knex: Knex, projections: Projection[], events: RecordedEvent[], history: StreamHistory,
   moved: Array<[string, bigint]>, caches: Map<string, RowCache> | undefined): Promise<void> {
   await knex.transaction(async (tx) => {
     const names = projections.map((p) => p.name);
@@ -74,7 +62,7 @@ async function applyInOneTransaction(knex: Knex, projections: Projection[], even
       if (fresh.length === 0) continue;
       const cache = caches?.get(projection.name);
       cache?.begin(at.get(projection.name)!);
-      await projection.apply(tx, fresh, cache);
+      await projection.apply(tx, fresh, { history, rows: cache });
       moved.push([projection.name, fresh[fresh.length - 1]!.position]);
     }
     if (moved.length === 0) return;
@@ -97,6 +85,7 @@ export class Projector {
   private appliedListeners: Array<(events: RecordedEvent[]) => void> = [];
   /** Each projection's rows as this projector last wrote them (row-cache.ts). */
   private readonly rowCaches = new Map<string, RowCache>();
+  private readonly history: StreamHistory;
 
   constructor(
     private readonly knex: Knex,
@@ -105,6 +94,7 @@ export class Projector {
     private readonly log: Logger,
   ) {
     for (const p of projections) this.rowCaches.set(p.name, new RowCache());
+    this.history = historyOf(store);
   }
 
   async start(): Promise<void> {
@@ -119,7 +109,7 @@ export class Projector {
       after: this.position,
       batchSize: BATCH_SIZE,
       handler: async (events) => {
-        await applyBatchToAll(this.knex, this.projections, events, this.rowCaches);
+        await applyBatchToAll(this.knex, this.projections, events, this.history, this.rowCaches);
         // The read models include this batch now (applied here, or by another process first).
         for (const listener of this.appliedListeners) listener(events);
         this.advance(events[events.length - 1]!.position);

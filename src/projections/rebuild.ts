@@ -19,6 +19,7 @@ import type { Projection } from './projection.ts';
 import { readCheckpoint, writeCheckpoint } from './projector.ts';
 import { catchUp, claim, createShadow, dropShadow } from './shadow.ts';
 import { copyIn, moveIn, prepareMove } from './swap.ts';
+import { keepsEventsInThisDatabase } from './history.ts';
 
 const LOCK_NOT_AVAILABLE = '55P03';
 
@@ -56,7 +57,7 @@ export async function countEvents(
   knex: Knex, store: EventStore, after: bigint, upTo: bigint, pageSize = REBUILD_BATCH_SIZE,
 ): Promise<number> {
   if (upTo <= after) return 0;
-  if (store.name === 'postgres' || store.name === 'pglite') {
+  if (keepsEventsInThisDatabase(store)) {
     const r = await knex.raw<{ rows: Array<{ n: string | number }> }>(
       'SELECT count(*) AS n FROM events WHERE global_position > ? AND global_position <= ?',
       [after.toString(), upTo.toString()],

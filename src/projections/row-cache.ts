@@ -1,6 +1,6 @@
-// The stream rows (id → version and events) a projector last wrote, so its next batch folds the
-// events onto them without reading them back (bench issue 8: a read per table per batch, about three
-// per transfer). Valid only while nobody else moved the projection: every writer of its tables takes
+// The streams (id → version and events) whose rows a projector last wrote, so its next batch folds
+// the new events onto them without reading the stream's earlier events from the store (history.ts;
+// bench issue 8: a read per table per batch, about three per transfer). Valid only while nobody else moved the projection: every writer of its tables takes
 // the projection's checkpoint lock and moves the checkpoint, so a checkpoint found (under that lock)
 // where this cache left it means the rows are still the ones written here; anything else (another
 // process's batch, a rebuild's swap, a failed transaction) empties it. Rows are a pure function of

@@ -15,6 +15,8 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EventStore, RecordedEvent } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
+import { historyOf, type StreamHistory } from './history.ts';
+import { RowCache } from './row-cache.ts';
 
 export const STATE_TABLE = '_shadow_state';
 
@@ -29,7 +31,15 @@ export interface Shadow {
   runId: string;
   /** Last position applied to the shadow. */
   position: bigint;
+  /**
+   * The stream rows this run last wrote: only this run writes its shadow (claim), so they hold until
+   * a batch fails. Sized for a rebuild's batch, so a stream that spans two is not read back.
+   */
+  rows: RowCache;
 }
+
+/** Rows a shadow keeps in memory: a batch of 10,000 events touches fewer streams than that. */
+const SHADOW_ROWS_KEPT = 10_000;
 
 export class ShadowTakenOver extends Error {
   constructor(schema: string) {
@@ -66,7 +76,7 @@ export async function createShadow(knex: Knex, projection: Projection, purpose: 
   }
   await knex.raw(`CREATE TABLE ${ident(schema)}.${ident(STATE_TABLE)} (run_id text NOT NULL, position bigint NOT NULL)`);
   await knex.raw(`INSERT INTO ${ident(schema)}.${ident(STATE_TABLE)} (run_id, position) VALUES (?, 0)`, [runId]);
-  return { projection, schema, live, runId, position: 0n };
+  return { projection, schema, live, runId, position: 0n, rows: new RowCache(SHADOW_ROWS_KEPT) };
 }
 
 export async function dropShadow(knex: Knex, shadow: Shadow): Promise<void> {
@@ -96,12 +106,13 @@ export async function claim(tx: Knex.Transaction, shadow: Shadow): Promise<void>
 }
 
 /** Applies `events` (all after the shadow's position) to the shadow inside `tx`, and moves its position. */
-export async function applyToShadowIn(tx: Knex.Transaction, shadow: Shadow, events: RecordedEvent[]): Promise<void> {
+export async function applyToShadowIn(tx: Knex.Transaction, shadow: Shadow, events: RecordedEvent[], history: StreamHistory): Promise<void> {
   const fresh = events.filter((e) => e.position > shadow.position);
   if (fresh.length === 0) return;
   await claim(tx, shadow);
   await useShadow(tx, shadow);
-  await shadow.projection.apply(tx, fresh);
+  shadow.rows.begin(shadow.position);
+  await shadow.projection.apply(tx, fresh, { history, rows: shadow.rows });
   await useLive(tx, shadow);
   const last = fresh[fresh.length - 1]!.position;
   await tx.raw(`UPDATE ${ident(shadow.schema)}.${ident(STATE_TABLE)} SET position = ?`, [last.toString()]);
@@ -109,14 +120,16 @@ export async function applyToShadowIn(tx: Knex.Transaction, shadow: Shadow, even
 }
 
 /** One batch into the shadow, in its own transaction. */
-export async function applyToShadow(knex: Knex, shadow: Shadow, events: RecordedEvent[]): Promise<void> {
+export async function applyToShadow(knex: Knex, shadow: Shadow, events: RecordedEvent[], history: StreamHistory): Promise<void> {
   const before = shadow.position;
   try {
-    await knex.transaction((tx) => applyToShadowIn(tx, shadow, events));
+    await knex.transaction((tx) => applyToShadowIn(tx, shadow, events, history));
   } catch (err) {
     shadow.position = before; // the transaction rolled back
+    shadow.rows.reset();
     throw err;
   }
+  shadow.rows.commit(shadow.position);
 }
 
 /**
@@ -127,6 +140,7 @@ export async function applyToShadow(knex: Knex, shadow: Shadow, events: Recorded
 export async function catchUp(knex: Knex, store: EventStore, shadow: Shadow, upTo: bigint | undefined, batchSize: number,
   onBatch: (events: number) => void = () => undefined): Promise<number> {
   let applied = 0;
+  const history = historyOf(store);
   // The next batch is read while this one is applied (a read on another connection; on PGlite it
   // simply waits for the batch's transaction to end).
   let next: Promise<RecordedEvent[]> | undefined = store.readAll(shadow.position, batchSize);
@@ -140,7 +154,7 @@ export async function catchUp(knex: Knex, store: EventStore, shadow: Shadow, upT
       next = store.readAll(batch[batch.length - 1]!.position, batchSize);
       next.catch(() => undefined); // a failed prefetch surfaces when awaited, not as an unhandled rejection
     }
-    await applyToShadow(knex, shadow, batch);
+    await applyToShadow(knex, shadow, batch, history);
     applied += batch.length;
     onBatch(batch.length);
   }

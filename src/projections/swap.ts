@@ -36,7 +36,7 @@ async function unmovable(knex: Db, schema: string, table: string): Promise<strin
   const attrs = await knex.raw<{ rows: Array<{ odd: boolean }> }>(
     `SELECT c.reltablespace <> 0 OR c.relreplident <> 'd' OR c.relrowsecurity OR c.relforcerowsecurity
             OR (SELECT t.reloptions IS NOT NULL FROM pg_class t WHERE t.oid = c.reltoastrelid)
-            OR EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0
+            OR EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                          AND (a.attacl IS NOT NULL OR a.attstattarget <> -1)) AS odd
        FROM pg_class c WHERE c.oid = ${regclass}`,
     [schema, table],

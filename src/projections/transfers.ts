@@ -18,7 +18,7 @@ const transferModel: StreamModel<TransferState, TransferEvent> = {
 export const transfersProjection: Projection = {
   name: 'transfers',
   tables: ['transfers'],
-  async apply(tx, events, rows) {
-    await applyToStreams(tx, transferModel, events, rows);
+  async apply(tx, events, ctx) {
+    await applyToStreams(tx, transferModel, events, ctx);
   },
 };

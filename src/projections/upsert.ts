@@ -7,11 +7,12 @@
 import type { Knex } from 'knex';
 import { ident } from './shadow.ts';
 
-export type OnConflict = 'update' | 'ignore';
+/** On a key already there: keep the row, or replace it if the new one has a higher `version`. */
+export type OnConflict = 'ignore' | 'update-if-newer';
 
 /**
  * Inserts `rows` (objects keyed by column name; jsonb columns given as values, not as JSON text)
- * into `table`; on a conflict on `key`, updates every other column or leaves the row as it is.
+ * into `table`; on a conflict on `key`, as `onConflict` says.
  */
 export async function upsertRows(
   tx: Knex | Knex.Transaction, table: string, key: string[], rows: Array<Record<string, unknown>>, onConflict: OnConflict,
@@ -21,7 +22,8 @@ export async function upsertRows(
   const list = cols.map(ident).join(', ');
   const action = onConflict === 'ignore'
     ? 'DO NOTHING'
-    : `DO UPDATE SET ${cols.filter((c) => !key.includes(c)).map((c) => `${ident(c)} = excluded.${ident(c)}`).join(', ')}`;
+    : `DO UPDATE SET ${cols.filter((c) => !key.includes(c)).map((c) => `${ident(c)} = excluded.${ident(c)}`).join(', ')}
+       WHERE ${ident(table)}.version < excluded.version`;
   await tx.raw(
     `INSERT INTO ${ident(table)} (${list}) SELECT ${list} FROM jsonb_populate_recordset(NULL::${ident(table)}, ?::jsonb)
      ON CONFLICT (${key.map(ident).join(', ')}) ${action}`,

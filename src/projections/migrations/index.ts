@@ -15,6 +15,7 @@ import * as m011 from './011_dashboard.ts';
 import * as m012 from './012_lz4_read_models.ts';
 import * as m013 from './013_webhook_functions.ts';
 import * as m014 from './014_append_function.ts';
+import * as m015 from './015_rows_without_events.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -36,6 +37,7 @@ const migrations: Array<[string, Migration]> = [
   ['012_lz4_read_models', m012],
   ['013_webhook_functions', m013],
   ['014_append_function', m014],
+  ['015_rows_without_events', m015],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
