@@ -11,7 +11,8 @@ import type { Knex } from 'knex';
 import type { EventStore } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
 import { readCheckpoint } from './projector.ts';
-import { catchUp, createShadow, dropShadow, ident, primaryKeyOf, type Shadow } from './shadow.ts';
+import { catchUp, createShadow, dropShadow, primaryKeyOf, type Shadow } from './shadow.ts';
+import { ident } from './ident.ts';
 
 export const AUDIT_BATCH_SIZE = 1000;
 /** Differing rows described per table (every one is counted). */

@@ -83,6 +83,7 @@ export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transact
   if (byId.size === 0) return;
   const bases = await basesOf(tx, m, byId, ctx);
   const changed: Array<Record<string, unknown>> = [];
+  const started: Array<Record<string, unknown>> = []; // streams this batch starts: no row yet
   for (const [id, records] of byId) {
     const base = bases.get(id)!;
     let have = base.version;
@@ -94,9 +95,10 @@ export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transact
       have = r.version;
     }
     if (have === base.version) continue;
-    changed.push({ id, ...m.columns(fold(m.decider, events)), version: have });
+    (base.version === 0 && ctx.insertNew ? started : changed).push({ id, ...m.columns(fold(m.decider, events)), version: have });
     ctx.rows?.put(m.table, id, { version: have, events });
   }
+  await ctx.insertNew?.(tx, m.table, started);
   // A row never goes back to an older version (a process that read the store before another wrote).
   await upsertRows(tx, m.table, ['id'], changed, 'update-if-newer');
 }
@@ -135,7 +137,7 @@ function movementOf(e: WalletEvent): { movement: string; id: string } {
   }
 }
 
-async function applyToWallets(tx: Knex.Transaction, batch: RecordedEvent[]): Promise<void> {
+async function applyToWallets(tx: Knex.Transaction, batch: RecordedEvent[], ctx: ApplyContext): Promise<void> {
   // Balances as the newest event of each wallet in the batch states them (after its postings):
   // a replay rewrites the same values, and an older event never overwrites a newer one.
   const newest = new Map<string, { r: RecordedEvent; d: WalletEvent['data'] }>();
@@ -163,7 +165,9 @@ async function applyToWallets(tx: Knex.Transaction, batch: RecordedEvent[]): Pro
      WHERE wallets.version < excluded.version`,
     wallets.flatMap(({ r, d }) => [d.merchant_id, d.currency, d.balances.available, d.balances.reserved, r.version, d.at]),
   );
-  await upsertRows(tx, 'ledger_entries', ['event_id', 'posting_index'], ledger, 'ignore');
+  // Each event is applied once where rows are known new (a rebuild's shadow); elsewhere a replayed one is ignored.
+  if (ctx.insertNew) await ctx.insertNew(tx, 'ledger_entries', ledger);
+  else await upsertRows(tx, 'ledger_entries', ['event_id', 'posting_index'], ledger, 'ignore');
 }
 
 export const moneyProjection: Projection = {
@@ -174,6 +178,6 @@ export const moneyProjection: Projection = {
     await applyToStreams(tx, quoteModel, events, ctx);
     await applyToStreams(tx, payinModel, events, ctx);
     await applyToStreams(tx, payoutModel, events, ctx);
-    await applyToWallets(tx, events);
+    await applyToWallets(tx, events, ctx);
   },
 };

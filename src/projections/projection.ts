@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { RecordedEvent } from '../infra/eventstore/types.ts';
 import type { StreamHistory } from './history.ts';
 import type { RowCache } from './row-cache.ts';
+import type { InsertNew } from './copy-rows.ts';
 
 /** What a projection may use besides its batch. */
 export interface ApplyContext {
@@ -9,6 +10,11 @@ export interface ApplyContext {
   history: StreamHistory;
   /** The stream rows this projector (or this rebuild, on its shadow) last wrote (row-cache.ts). */
   rows?: RowCache;
+  /**
+   * How to write rows that cannot be in their table yet (a rebuild's shadow on PostgreSQL:
+   * copy-rows.ts); without it they are upserted like the others.
+   */
+  insertNew?: InsertNew;
 }
 
 /**

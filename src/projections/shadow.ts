@@ -17,6 +17,8 @@ import type { EventStore, RecordedEvent } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
 import { historyOf, type StreamHistory } from './history.ts';
 import { RowCache } from './row-cache.ts';
+import { ident } from './ident.ts';
+import { canCopy, copyRows, type InsertNew } from './copy-rows.ts';
 
 export const STATE_TABLE = '_shadow_state';
 
@@ -36,6 +38,8 @@ export interface Shadow {
    * a batch fails. Sized for a rebuild's batch, so a stream that spans two is not read back.
    */
   rows: RowCache;
+  /** Rows new to the shadow are copied in where the database can (copy-rows.ts). */
+  insertNew: InsertNew | undefined;
 }
 
 /** Rows a shadow keeps in memory: a batch of 10,000 events touches fewer streams than that. */
@@ -47,9 +51,6 @@ export class ShadowTakenOver extends Error {
     this.name = 'ShadowTakenOver';
   }
 }
-
-/** A quoted SQL identifier. */
-export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 export function shadowSchema(purpose: ShadowPurpose, projection: Projection): string {
   return `${purpose}_${projection.name.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(0, 63);
@@ -76,7 +77,7 @@ export async function createShadow(knex: Knex, projection: Projection, purpose: 
   }
   await knex.raw(`CREATE TABLE ${ident(schema)}.${ident(STATE_TABLE)} (run_id text NOT NULL, position bigint NOT NULL)`);
   await knex.raw(`INSERT INTO ${ident(schema)}.${ident(STATE_TABLE)} (run_id, position) VALUES (?, 0)`, [runId]);
-  return { projection, schema, live, runId, position: 0n, rows: new RowCache(SHADOW_ROWS_KEPT) };
+  return { projection, schema, live, runId, position: 0n, rows: new RowCache(SHADOW_ROWS_KEPT), insertNew: canCopy(knex) ? copyRows : undefined };
 }
 
 export async function dropShadow(knex: Knex, shadow: Shadow): Promise<void> {
@@ -112,7 +113,7 @@ export async function applyToShadowIn(tx: Knex.Transaction, shadow: Shadow, even
   await claim(tx, shadow);
   await useShadow(tx, shadow);
   shadow.rows.begin(shadow.position);
-  await shadow.projection.apply(tx, fresh, { history, rows: shadow.rows });
+  await shadow.projection.apply(tx, fresh, { history, rows: shadow.rows, insertNew: shadow.insertNew });
   await useLive(tx, shadow);
   const last = fresh[fresh.length - 1]!.position;
   await tx.raw(`UPDATE ${ident(shadow.schema)}.${ident(STATE_TABLE)} SET position = ?`, [last.toString()]);

@@ -11,7 +11,8 @@
 // owned sequence, …) keeps the slow way, `copyIn`: DELETE the live rows and INSERT … SELECT the
 // shadow's, row by row (same guarantees, its time grows with the rows).
 import type { Knex } from 'knex';
-import { columnsOf, ident, shadowIndexes, type Shadow } from './shadow.ts';
+import { columnsOf, shadowIndexes, type Shadow } from './shadow.ts';
+import { ident } from './ident.ts';
 
 type Db = Knex | Knex.Transaction;
 

@@ -5,7 +5,7 @@
 // chunks under PostgreSQL's 65,535-parameter limit; this is one parameter. The table name resolves
 // through the search_path, so a rebuild's shadow copy (projections/shadow.ts) is written the same way.
 import type { Knex } from 'knex';
-import { ident } from './shadow.ts';
+import { ident } from './ident.ts';
 
 /** On a key already there: keep the row, or replace it if the new one has a higher `version`. */
 export type OnConflict = 'ignore' | 'update-if-newer';

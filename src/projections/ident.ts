@@ -1,0 +1,2 @@
+/** A quoted SQL identifier. */
+export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
