@@ -76,6 +76,18 @@ export async function countEvents(
 }
 
 /**
+ * Every event in the store, for a rebuild's progress report. A store in this database keeps one row
+ * per stream with its version, and the versions add up to the events (counting the events reads the
+ * whole table: 0.13 to 0.5 s for 200,000 events, bench issue 8). Events appended meanwhile may be
+ * counted or not; the report's total grows with the replay either way.
+ */
+async function eventsToReplay(knex: Knex, store: EventStore): Promise<number> {
+  if (!keepsEventsInThisDatabase(store)) return countEvents(knex, store, 0n, await store.head());
+  const r = await knex.raw<{ rows: Array<{ n: string | number | null }> }>('SELECT sum(version) AS n FROM streams');
+  return Number(r.rows[0]!.n ?? 0);
+}
+
+/**
  * Rebuilds `projection` online (see the header): replays the whole global order into shadow tables
  * in batches, reporting progress after each, then swaps them in with the checkpoint. Events appended
  * during the rebuild are replayed too. An interrupted rebuild leaves the live tables as they were
@@ -89,7 +101,7 @@ export async function rebuildProjection(
   batchSize = REBUILD_BATCH_SIZE,
 ): Promise<RebuildResult> {
   const started = Date.now();
-  let total = await countEvents(knex, store, 0n, await store.head());
+  let total = await eventsToReplay(knex, store);
   const shadow = await createShadow(knex, projection, 'rebuild');
   try {
     onProgress(0, total);
