@@ -2,7 +2,7 @@
 // size (bench issue 8: a query per event made the projector, which every create's read-your-writes
 // waits on, the bottleneck under load), with the same rows as one event at a time. A row holds the
 // folded stream, not its events: earlier events come from the store, one query per batch.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
 import { systemClock } from '../src/infra/clock.ts';
@@ -10,19 +10,24 @@ import { moneyProjection } from '../src/projections/money.ts';
 import { historyOf, historyThroughStore } from '../src/projections/history.ts';
 import type { RecordedEvent } from '../src/infra/eventstore/types.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
-import { quoteCreated } from './helpers/quote-events.ts';
+import { quoteConsumed, quoteCreated } from './helpers/quote-events.ts';
 
 t.comment(`on ${dbLabel}`);
 
-t.test('a batch of new quotes: one write of the table and no read, same rows as event by event', async (t) => {
+/** A fresh database and store, and `count` new quotes of one merchant appended (not yet projected). */
+async function withQuotes(t: Test, count: number) {
   const tdb = await testDatabase();
   const store = new PostgresEventStore(tdb.db, systemClock);
   t.teardown(async () => { await store.close(); await tdb.teardown(); });
-  const ctx = { history: historyOf(store) };
   const merchant = randomUUID();
-  const ids = Array.from({ length: 120 }, () => randomUUID());
+  const ids = Array.from({ length: count }, () => randomUUID());
   await store.append(ids.map((id) => ({ streamId: `quote-${id}`, expectedVersion: 0, events: [quoteCreated(id, merchant)] })));
   const events: RecordedEvent[] = await store.readAll(0n, 1000);
+  return { tdb, store, merchant, ids, events, ctx: { history: historyOf(store) } };
+}
+
+t.test('a batch of new quotes: one write of the table and no read, same rows as event by event', async (t) => {
+  const { tdb, merchant, ids, events, ctx } = await withQuotes(t, 120);
   let statements = 0;
   let counting = false;
   const count = () => { if (counting) statements++; };
@@ -47,17 +52,8 @@ t.test('a batch of new quotes: one write of the table and no read, same rows as 
   t.same(again, single, 'batched and event-by-event rows are the same');
 });
 
-const quoteConsumed = (id: string) => ({ type: 'quote.consumed', data: { quote_id: id, by: { type: 'payin', id: randomUUID() }, at: new Date().toISOString() } });
-
 t.test('streams begun in earlier batches: their events read from the store in one query; a row never goes back', async (t) => {
-  const tdb = await testDatabase();
-  const store = new PostgresEventStore(tdb.db, systemClock);
-  t.teardown(async () => { await store.close(); await tdb.teardown(); });
-  const ctx = { history: historyOf(store) };
-  const merchant = randomUUID();
-  const ids = Array.from({ length: 40 }, () => randomUUID());
-  await store.append(ids.map((id) => ({ streamId: `quote-${id}`, expectedVersion: 0, events: [quoteCreated(id, merchant)] })));
-  const created = await store.readAll(0n, 1000);
+  const { tdb, store, merchant, ids, events: created, ctx } = await withQuotes(t, 40);
   await tdb.db.knex.transaction((tx) => moneyProjection.apply(tx, created, ctx));
   await store.append(ids.map((id) => ({ streamId: `quote-${id}`, expectedVersion: 1, events: [quoteConsumed(id)] })));
   const consumed = await store.readAll(created[created.length - 1]!.position, 1000);

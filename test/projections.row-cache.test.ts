@@ -11,11 +11,9 @@ import { RowCache } from '../src/projections/row-cache.ts';
 import { historyOf } from '../src/projections/history.ts';
 import type { RecordedEvent } from '../src/infra/eventstore/types.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
-import { quoteCreated } from './helpers/quote-events.ts';
+import { quoteConsumed, quoteCreated } from './helpers/quote-events.ts';
 
 t.comment(`on ${dbLabel}`);
-
-const quoteConsumed = (id: string) => ({ type: 'quote.consumed', data: { quote_id: id, by: { type: 'payin', id: randomUUID() }, at: new Date().toISOString() } });
 
 async function setUp(t: Test) {
   const tdb = await testDatabase();
