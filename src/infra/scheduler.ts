@@ -129,7 +129,7 @@ export class Scheduler {
     k.nextWake = at;
     k.timer = setTimeout(() => {
       k.timer = undefined;
-      void this.poll(k);
+      this.track(this.poll(k));
     }, delay);
   }
 
@@ -143,6 +143,12 @@ export class Scheduler {
       } catch (err) {
         this.log.error({ err, kind: k.name }, 'job claim failed');
       }
+    }
+    if (this.stopped) {
+      // stop() came while the claim was on its way: give the jobs back rather than start them after
+      // stop() (a run started then would fetch or write behind a stopped service's back).
+      await this.release(claimed);
+      return;
     }
     for (const row of claimed) this.run(k, row);
     // More may be due right away if we filled our slots; otherwise poll again later.
@@ -163,6 +169,21 @@ export class Scheduler {
       [new Date(now.getTime() + k.leaseMs), leaseId, k.name, now, now, limit],
     );
     return r.rows;
+  }
+
+  /** Ends our leases on jobs we claimed but will not run: due again at once, for any process. */
+  private async release(rows: Array<Row & { lease_id: string }>): Promise<void> {
+    if (rows.length === 0) return;
+    await this.knex.raw(
+      'UPDATE jobs SET locked_until = NULL, lease_id = NULL, attempts = attempts - 1 WHERE (kind, key, lease_id) IN (SELECT * FROM unnest(?::text[], ?::text[], ?::uuid[]))',
+      [rows.map((r) => r.kind), rows.map((r) => r.key), rows.map((r) => r.lease_id)],
+    ).catch((err: unknown) => this.log.warn({ err }, 'giving back unstarted jobs failed; their lease will expire'));
+  }
+
+  /** stop() waits for every poll and run under way. */
+  private track(p: Promise<void>): void {
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
   }
 
   private run(k: Kind, row: Row & { lease_id: string }): void {
@@ -194,8 +215,7 @@ export class Scheduler {
         if (k.saturated) this.wake(k.name, 0);
       }
     })();
-    this.inFlight.add(p);
-    void p.finally(() => this.inFlight.delete(p));
+    this.track(p);
   }
 
   /** Stops claiming; waits for running jobs to finish (unfinished ones are retried after their lease). */
