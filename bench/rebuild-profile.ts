@@ -1,16 +1,14 @@
-// Profiles a projection rebuild on a kept bench database (BENCH_KEEP_DB=1 npm run bench --
-// --only=rebuild prints its name): `node --cpu-prof --import tsx bench/rebuild-profile.ts <url>`.
-// Prints the rebuild's rate and, with --cpu-prof, the profile's self time by function and by file.
-import { ourAppender } from './ceilings/ours.ts';
-import { rebuildProjection } from '../src/projections/rebuild.ts';
-import { moneyProjection } from '../src/projections/money.ts';
+// Rebuilds the money projection on a bench database, in this process of its own: the bench's
+// rebuild scenario runs it (`--json`: one line of JSON), and so can you on a kept database
+// (BENCH_KEEP_DB=1 npm run bench -- --only=rebuild prints its name), with or without a profile:
+// `node [--cpu-prof] --import tsx bench/rebuild-profile.ts <url>`.
+import { measureRebuild } from './lib/rebuild-measure.ts';
 
 const url = process.argv[2];
-if (!url) throw new Error('usage: rebuild-profile.ts <database url>');
-const ours = await ourAppender({ databaseUrl: url });
-try {
-  const r = await rebuildProjection(ours.db.knex, ours.store, moneyProjection);
-  console.log(`${r.events} events in ${r.elapsedMs} ms: ${Math.round((r.events * 1000) / r.elapsedMs)} events/s`);
-} finally {
-  await ours.close();
+if (!url) throw new Error('usage: rebuild-profile.ts <database url> [--json]');
+const m = await measureRebuild(url);
+if (process.argv.includes('--json')) console.log(JSON.stringify(m));
+else {
+  console.log(`${m.events} events in ${m.elapsedMs} ms (replayed in ${Math.round(m.replayMs)} ms): ${Math.round((m.events * 1000) / m.elapsedMs)} events/s; ` +
+    `reading them alone ${Math.round(m.readEps)} events/s`);
 }
