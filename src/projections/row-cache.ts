@@ -43,7 +43,15 @@ export class RowCache {
       this.rows.set(k, row);
     }
     this.pending.clear();
-    while (this.rows.size > this.limit) this.rows.delete(this.rows.keys().next().value as string);
+    // The oldest go, through one iterator: a fresh keys() per deletion walks past every entry
+    // deleted before it (a Map keeps their slots until it rehashes), quadratic in a rebuild's batch.
+    let excess = this.rows.size - this.limit;
+    if (excess > 0) {
+      for (const k of this.rows.keys()) {
+        this.rows.delete(k);
+        if (--excess === 0) break;
+      }
+    }
     this.validAt = checkpoint;
   }
 
