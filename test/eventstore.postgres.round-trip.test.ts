@@ -33,11 +33,13 @@ if (!realPostgres) {
     const store = new PostgresEventStore(tdb.db, systemClock);
     t.teardown(async () => { await store.close(); await tdb.teardown(); });
     const one = await counted(() => store.append([{ streamId: 'rt-1', expectedVersion: 0, events: [{ type: 'a', data: { n: 1 } }] }]));
-    t.same(one.queries.map((q) => q.slice(0, 35)), ['SELECT * FROM event_store_append($1'], 'one round trip');
+    const isAppend = (q: string) => q.startsWith('SELECT ') && q.includes(' FROM event_store_append($1, ');
+    t.equal(one.queries.length, 1, 'one round trip');
+    t.ok(isAppend(one.queries[0]!), 'the append function');
     t.equal(one.value.versions['rt-1'], 1);
     const many = await counted(() => Promise.all(Array.from({ length: 20 }, (_, i) =>
       store.append([{ streamId: `rt-many-${i}`, expectedVersion: 0, events: [{ type: 'a', data: { i } }, { type: 'b', data: { i } }] }]))));
-    t.ok(many.queries.length >= 1 && many.queries.every((q) => q.startsWith('SELECT * FROM event_store_append(')), `${many.queries.length} statements for 20 appends`);
+    t.ok(many.queries.length >= 1 && many.queries.every(isAppend), `${many.queries.length} statements for 20 appends`);
     t.ok(many.value.every((r) => r.events.length === 2 && r.events[1]!.version === 2));
   });
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import pg from 'pg';
 import { PostgresEventStore, APPEND_LOCK_KEY } from '../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../src/infra/clock.ts';
+import { ManualClock, systemClock } from '../src/infra/clock.ts';
 import { openDatabase } from '../src/infra/db.ts';
 import { eventStoreContract } from './helpers/eventstore-contract.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
@@ -62,3 +62,28 @@ t.test('an append in flight is never overtaken: the next one waits, readers see 
 function tdbLabelSkip(): string | false {
   return process.env.DATABASE_URL ? false : 'needs DATABASE_URL: PGlite has one connection, no transaction can be held beside another';
 }
+
+// createdAt is read as epoch milliseconds (cheaper to parse than a timestamp's text): the same
+// instant as the clock's at the append, on every path that reads events back.
+t.test('createdAt is the append clock\'s time, to the millisecond, as appended and as read', async (t) => {
+  const tdb = await testDatabase();
+  const clock = new ManualClock(new Date('2026-11-24T19:36:12.123Z'));
+  const store = new PostgresEventStore(tdb.db, clock);
+  await store.start();
+  t.teardown(async () => { await store.close(); await tdb.teardown(); });
+  const stamps = ['2026-11-24T19:36:12.123Z', '2026-11-24T19:36:12.999Z', '2026-11-24T19:36:13.000Z', '1999-12-31T23:59:59.001Z'];
+  const appended: string[] = [];
+  for (const [i, stamp] of stamps.entries()) {
+    clock.set(new Date(stamp));
+    const r = await store.append([{ streamId: 'time-1', expectedVersion: i, events: [{ type: `t${i}`, data: {} }] }]);
+    appended.push(r.events[0]!.createdAt.toISOString());
+  }
+  t.same(appended, stamps, 'as appended');
+  t.same((await store.readStream('time-1')).map((e) => e.createdAt.toISOString()), stamps, 'as read');
+  t.same((await store.readStream('time-1', 2, 3)).map((e) => e.createdAt.toISOString()), stamps.slice(1, 3), 'a range, as read');
+  const all = (await store.readAll(0n, 10, { metadata: false })).filter((e) => e.streamId === 'time-1');
+  t.same(all.map((e) => e.createdAt.toISOString()), stamps, 'readAll alike');
+  const [stored] = (await tdb.db.knex.raw<{ rows: Array<{ at: string }> }>(
+    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at FROM events WHERE stream_id = 'time-1' ORDER BY stream_version`)).rows;
+  t.equal(stored!.at, stamps[0], 'the column holds the same instant');
+});

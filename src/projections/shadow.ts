@@ -142,17 +142,18 @@ export async function catchUp(knex: Knex, store: EventStore, shadow: Shadow, upT
   onBatch: (events: number) => void = () => undefined): Promise<number> {
   let applied = 0;
   const history = historyOf(store);
+  const read = (after: bigint) => store.readAll(after, batchSize, { metadata: false }); // no projection reads it
   // The next batch is read while this one is applied (a read on another connection; on PGlite it
   // simply waits for the batch's transaction to end).
-  let next: Promise<RecordedEvent[]> | undefined = store.readAll(shadow.position, batchSize);
+  let next: Promise<RecordedEvent[]> | undefined = read(shadow.position);
   for (;;) {
     if (upTo !== undefined && shadow.position >= upTo) break;
-    const read: RecordedEvent[] = await (next ?? store.readAll(shadow.position, batchSize));
+    const got: RecordedEvent[] = await (next ?? read(shadow.position));
     next = undefined;
-    const batch = upTo === undefined ? read : read.filter((e) => e.position <= upTo);
+    const batch = upTo === undefined ? got : got.filter((e) => e.position <= upTo);
     if (batch.length === 0) break;
-    if (batch.length === read.length) {
-      next = store.readAll(batch[batch.length - 1]!.position, batchSize);
+    if (batch.length === got.length) {
+      next = read(batch[batch.length - 1]!.position);
       next.catch(() => undefined); // a failed prefetch surfaces when awaited, not as an unhandled rejection
     }
     await applyToShadow(knex, shadow, batch, history);

@@ -91,6 +91,36 @@ export function eventStoreContract(t: Test, make: () => Promise<ContractStore>):
     t.notOk(after.some((e) => e.type === 'x1' && e.streamId === s1), 'strictly after the checkpoint');
   });
 
+  t.test('readAll may leave the metadata out when asked; the rest of each event is the same', async (t) => {
+    const { store, teardown } = await make();
+    t.teardown(teardown);
+    const start = await store.head();
+    const s = stream('nometa');
+    await store.append([{ streamId: s, expectedVersion: 0, events: [
+      { type: 'a', data: { n: 1 }, metadata: { requestId: 'req-a' } },
+      { type: 'b', data: { n: 2 }, metadata: { requestId: 'req-b' } },
+    ] }]);
+    const mine = (events: RecordedEvent[]) => events.filter((e) => e.streamId === s);
+    const full = mine(await store.readAll(start, 100));
+    const lean = mine(await store.readAll(start, 100, { metadata: false }));
+    t.same(full.map((e) => e.metadata.requestId), ['req-a', 'req-b'], 'by default, with it');
+    t.same(lean.map(({ metadata: _, ...rest }) => rest), full.map(({ metadata: _, ...rest }) => rest), 'ids, positions, data and times alike');
+    for (const e of lean) t.ok(e.metadata.requestId === undefined || e.metadata.requestId === full.find((f) => f.id === e.id)!.metadata.requestId,
+      'without it: {} (or, from a store that always reads it, the same)');
+  });
+
+  t.test('createdAt is the append time, to the millisecond', async (t) => {
+    const { store, teardown } = await make();
+    t.teardown(teardown);
+    const before = Date.now();
+    const s = stream('time');
+    const [appended] = (await store.append([{ streamId: s, expectedVersion: 0, events: [{ type: 't', data: {} }] }])).events;
+    const after = Date.now();
+    const [read] = await store.readStream(s);
+    t.equal(read!.createdAt.getTime(), appended!.createdAt.getTime(), 'read as appended');
+    t.ok(read!.createdAt.getTime() >= before - 1000 && read!.createdAt.getTime() <= after + 1000, `${read!.createdAt.toISOString()} is about now`);
+  });
+
   t.test('8+ concurrent appenders on many streams and one hot stream: a subscriber sees every event once, each stream in order', async (t) => {
     const { store, teardown, another } = await make();
     t.teardown(teardown);

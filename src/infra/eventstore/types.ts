@@ -73,6 +73,14 @@ export interface SubscribeOptions {
   onError?: (err: unknown) => void;
 }
 
+export interface ReadAllOptions {
+  /**
+   * false: the events' metadata may be left out (each event's is then `{}`). For readers that never
+   * look at it, such as a projection's replay: a fifth of what an event's row costs to read.
+   */
+  metadata?: boolean;
+}
+
 export interface EventStore {
   readonly name: string;
   /**
@@ -83,7 +91,7 @@ export interface EventStore {
   /** A stream's events from `fromVersion` (1-based, inclusive) on, up to `toVersion` (inclusive) if given, in order. */
   readStream(streamId: string, fromVersion?: number, toVersion?: number): Promise<RecordedEvent[]>;
   /** Events after `after` in the global order, never skipping one that commits late. */
-  readAll(after: bigint, limit: number): Promise<RecordedEvent[]>;
+  readAll(after: bigint, limit: number, opts?: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Catch-up then live subscription to the global order. */
   subscribe(opts: SubscribeOptions): Subscription;
   /** The position of the newest event readable now. */
