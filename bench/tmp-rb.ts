@@ -1,0 +1,15 @@
+import { execSync } from 'node:child_process';
+import { ourAppender } from './ceilings/ours.ts';
+import { rebuildProjection } from '../src/projections/rebuild.ts';
+import { moneyProjection } from '../src/projections/money.ts';
+const ours = await ourAppender({ databaseUrl: process.argv[2]! });
+const pg0 = Number(execSync('/tmp/pgcpu.sh').toString());
+const c0 = process.cpuUsage();
+const t0 = performance.now();
+let replay = 0;
+const r = await rebuildProjection(ours.db.knex, ours.store, moneyProjection, (d, t) => { if (d >= t && d > 0 && !replay) replay = performance.now() - t0; });
+const el = performance.now() - t0;
+const c = process.cpuUsage(c0);
+const pg1 = Number(execSync('/tmp/pgcpu.sh').toString());
+console.log(`elapsed ${Math.round(el)} replay ${Math.round(replay)} node cpu ${Math.round((c.user + c.system) / 1000)} pg cpu ${(pg1 - pg0) * 10} ms; ${Math.round(r.events * 1000 / el)} ev/s`);
+await ours.close();
