@@ -20,8 +20,11 @@ export interface HistoryWant {
   before: number;
 }
 
-/** Every wanted stream's events (versions 1 to before − 1, in order), by stream id. */
-export type StreamHistory = (tx: Knex.Transaction, wants: HistoryWant[]) => Promise<Map<string, PastEvent[]>>;
+/**
+ * Every wanted stream's events (versions 1 to before − 1, in order), by stream id: read through `db`
+ * (the projection's transaction, or the pool when the rows are prepared outside one).
+ */
+export type StreamHistory = (db: Knex | Knex.Transaction, wants: HistoryWant[]) => Promise<Map<string, PastEvent[]>>;
 
 /** The PostgreSQL and PGlite stores keep their events in this database, readable by a transaction. */
 export function keepsEventsInThisDatabase(store: EventStore): boolean {
@@ -32,7 +35,7 @@ export function historyOf(store: EventStore): StreamHistory {
   return keepsEventsInThisDatabase(store) ? readInTransaction : historyThroughStore(store);
 }
 
-async function readInTransaction(tx: Knex.Transaction, wants: HistoryWant[]): Promise<Map<string, PastEvent[]>> {
+async function readInTransaction(tx: Knex | Knex.Transaction, wants: HistoryWant[]): Promise<Map<string, PastEvent[]>> {
   const out = new Map<string, PastEvent[]>();
   if (wants.length === 0) return out;
   // One query for the whole batch, on the (stream_id, stream_version) key.

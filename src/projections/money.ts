@@ -15,7 +15,7 @@ import type { WalletEvent } from '../domain/wallet.ts';
 import { renderQuote } from './views/quote.ts';
 import { renderPayin } from './views/payin.ts';
 import { renderPayout } from './views/payout.ts';
-import type { ApplyContext, Projection } from './projection.ts';
+import type { ApplyContext, BatchWrite, Projection } from './projection.ts';
 import type { HistoryWant } from './history.ts';
 import { upsertRows } from './upsert.ts';
 
@@ -72,6 +72,15 @@ interface Base<E> {
  * or they are read from the event store in one query for the batch (history.ts).
  */
 export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transaction, m: StreamModel<S, E>, batch: RecordedEvent[], ctx: ApplyContext): Promise<void> {
+  await (await prepareStreams(tx, m, batch, ctx))(tx);
+}
+
+/** Streams folded between two turns of the event loop (a rebuild's writes go on meanwhile). */
+const STREAMS_PER_TURN = 100;
+
+/** applyToStreams in two steps (Projection.prepare): the rows computed, then a function that writes them. */
+export async function prepareStreams<S, E extends DomainEvent>(db: Knex | Knex.Transaction, m: StreamModel<S, E>, batch: RecordedEvent[],
+  ctx: ApplyContext): Promise<BatchWrite> {
   const byId = new Map<string, RecordedEvent[]>();
   for (const r of batch) {
     if (!r.streamId.startsWith(m.prefix)) continue;
@@ -80,11 +89,15 @@ export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transact
     if (list) list.push(r);
     else byId.set(id, [r]);
   }
-  if (byId.size === 0) return;
-  const bases = await basesOf(tx, m, byId, ctx);
+  if (byId.size === 0) return nothing;
+  const bases = await basesOf(db, m, byId, ctx);
   const changed: Array<Record<string, unknown>> = [];
   const started: Array<Record<string, unknown>> = []; // streams this batch starts: no row yet
+  let folded = 0;
   for (const [id, records] of byId) {
+    // A large batch (a rebuild's) lets the event loop turn now and then: the previous batch's
+    // statements, waiting on it, go on meanwhile.
+    if (++folded % STREAMS_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     const base = bases.get(id)!;
     let have = base.version;
     const events = [...base.events];
@@ -98,12 +111,16 @@ export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transact
     (base.version === 0 && ctx.insertNew ? started : changed).push({ id, ...m.columns(fold(m.decider, events)), version: have });
     ctx.rows?.put(m.table, id, { version: have, events });
   }
-  await ctx.insertNew?.(tx, m.table, started);
-  // A row never goes back to an older version (a process that read the store before another wrote).
-  await upsertRows(tx, m.table, ['id'], changed, 'update-if-newer');
+  return async (tx) => {
+    await ctx.insertNew?.(tx, m.table, started);
+    // A row never goes back to an older version (a process that read the store before another wrote).
+    await upsertRows(tx, m.table, ['id'], changed, 'update-if-newer');
+  };
 }
 
-async function basesOf<S, E extends DomainEvent>(tx: Knex.Transaction, m: StreamModel<S, E>, byId: Map<string, RecordedEvent[]>,
+const nothing: BatchWrite = async () => undefined;
+
+async function basesOf<S, E extends DomainEvent>(db: Knex | Knex.Transaction, m: StreamModel<S, E>, byId: Map<string, RecordedEvent[]>,
   ctx: ApplyContext): Promise<Map<string, Base<E>>> {
   const bases = new Map<string, Base<E>>();
   const wants: HistoryWant[] = [];
@@ -115,7 +132,7 @@ async function basesOf<S, E extends DomainEvent>(tx: Knex.Transaction, m: Stream
     else wants.push({ streamId: m.prefix + id, before: first });
   }
   if (wants.length === 0) return bases;
-  const found = await ctx.history(tx, wants);
+  const found = await ctx.history(db, wants);
   for (const w of wants) {
     const past = found.get(w.streamId) ?? [];
     invariant(past.length === w.before - 1 && past.every((e, i) => e.version === i + 1),
@@ -137,7 +154,7 @@ function movementOf(e: WalletEvent): { movement: string; id: string } {
   }
 }
 
-async function applyToWallets(tx: Knex.Transaction, batch: RecordedEvent[], ctx: ApplyContext): Promise<void> {
+function prepareWallets(batch: RecordedEvent[], ctx: ApplyContext): BatchWrite {
   // Balances as the newest event of each wallet in the batch states them (after its postings):
   // a replay rewrites the same values, and an older event never overwrites a newer one.
   const newest = new Map<string, { r: RecordedEvent; d: WalletEvent['data'] }>();
@@ -156,28 +173,40 @@ async function applyToWallets(tx: Knex.Transaction, batch: RecordedEvent[], ctx:
       account: p.account, side: p.side, amount: p.amount, created_at: d.at,
     }));
   }
-  if (newest.size === 0) return;
+  if (newest.size === 0) return nothing;
   const wallets = [...newest.values()];
-  await tx.raw(
-    `INSERT INTO wallets (merchant_id, currency, available, reserved, version, updated_at) VALUES ${wallets.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
-     ON CONFLICT (merchant_id, currency) DO UPDATE SET available = excluded.available, reserved = excluded.reserved,
-       version = excluded.version, updated_at = excluded.updated_at
-     WHERE wallets.version < excluded.version`,
-    wallets.flatMap(({ r, d }) => [d.merchant_id, d.currency, d.balances.available, d.balances.reserved, r.version, d.at]),
-  );
-  // Each event is applied once where rows are known new (a rebuild's shadow); elsewhere a replayed one is ignored.
-  if (ctx.insertNew) await ctx.insertNew(tx, 'ledger_entries', ledger);
-  else await upsertRows(tx, 'ledger_entries', ['event_id', 'posting_index'], ledger, 'ignore');
+  return async (tx) => {
+    await tx.raw(
+      `INSERT INTO wallets (merchant_id, currency, available, reserved, version, updated_at) VALUES ${wallets.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
+       ON CONFLICT (merchant_id, currency) DO UPDATE SET available = excluded.available, reserved = excluded.reserved,
+         version = excluded.version, updated_at = excluded.updated_at
+       WHERE wallets.version < excluded.version`,
+      wallets.flatMap(({ r, d }) => [d.merchant_id, d.currency, d.balances.available, d.balances.reserved, r.version, d.at]),
+    );
+    // Each event is applied once where rows are known new (a rebuild's shadow); elsewhere a replayed one is ignored.
+    if (ctx.insertNew) await ctx.insertNew(tx, 'ledger_entries', ledger);
+    else await upsertRows(tx, 'ledger_entries', ['event_id', 'posting_index'], ledger, 'ignore');
+  };
+}
+
+/** The money tables' rows for a batch (Projection.prepare); they are independent of one another, each written once. */
+async function prepareMoney(db: Knex | Knex.Transaction, events: RecordedEvent[], ctx: ApplyContext): Promise<BatchWrite> {
+  const writes = [
+    await prepareStreams(db, quoteModel, events, ctx),
+    await prepareStreams(db, payinModel, events, ctx),
+    await prepareStreams(db, payoutModel, events, ctx),
+    prepareWallets(events, ctx),
+  ];
+  return async (tx) => {
+    for (const write of writes) await write(tx);
+  };
 }
 
 export const moneyProjection: Projection = {
   name: 'money',
   tables: ['quotes', 'payins', 'payouts', 'wallets', 'ledger_entries'],
   async apply(tx, events, ctx) {
-    // The tables are independent of one another: each is written once per batch.
-    await applyToStreams(tx, quoteModel, events, ctx);
-    await applyToStreams(tx, payinModel, events, ctx);
-    await applyToStreams(tx, payoutModel, events, ctx);
-    await applyToWallets(tx, events, ctx);
+    await (await prepareMoney(tx, events, ctx))(tx);
   },
+  prepare: prepareMoney,
 };

@@ -17,6 +17,9 @@ export interface ApplyContext {
   insertNew?: InsertNew;
 }
 
+/** A batch's rows, computed: written by calling it inside the batch's transaction. */
+export type BatchWrite = (tx: Knex.Transaction) => Promise<void>;
+
 /**
  * A read model built from the global event order. `apply` runs inside the transaction that also
  * moves the projection's checkpoint, so a batch is applied exactly once or not at all. Every event
@@ -27,4 +30,11 @@ export interface Projection {
   /** Tables this projection owns; a rebuild empties them. */
   tables: string[];
   apply(tx: Knex.Transaction, events: RecordedEvent[], ctx: ApplyContext): Promise<void>;
+  /**
+   * Optional, what `apply` does in two steps: compute the batch's rows (reading, if it must, through
+   * `db`, never writing), then write them in the batch's transaction. A rebuild on PostgreSQL
+   * computes the next batch while the server writes this one (shadow.ts). The rows cached in
+   * `ctx.rows` are the prepared batch's, as if it were written.
+   */
+  prepare?(db: Knex | Knex.Transaction, events: RecordedEvent[], ctx: ApplyContext): Promise<BatchWrite>;
 }

@@ -40,6 +40,8 @@ export interface Shadow {
   rows: RowCache;
   /** Rows new to the shadow are copied in where the database can (copy-rows.ts). */
   insertNew: InsertNew | undefined;
+  /** The database has connections to spare: the next batch is prepared while this one is written (catchUp). */
+  overlap: boolean;
 }
 
 /** Rows a shadow keeps in memory: a batch of 10,000 events touches fewer streams than that. */
@@ -77,7 +79,8 @@ export async function createShadow(knex: Knex, projection: Projection, purpose: 
   }
   await knex.raw(`CREATE TABLE ${ident(schema)}.${ident(STATE_TABLE)} (run_id text NOT NULL, position bigint NOT NULL)`);
   await knex.raw(`INSERT INTO ${ident(schema)}.${ident(STATE_TABLE)} (run_id, position) VALUES (?, 0)`, [runId]);
-  return { projection, schema, live, runId, position: 0n, rows: new RowCache(SHADOW_ROWS_KEPT), insertNew: canCopy(knex) ? copyRows : undefined };
+  const server = canCopy(knex); // PostgreSQL through node-postgres: a pool of connections, and COPY
+  return { projection, schema, live, runId, position: 0n, rows: new RowCache(SHADOW_ROWS_KEPT), insertNew: server ? copyRows : undefined, overlap: server };
 }
 
 export async function dropShadow(knex: Knex, shadow: Shadow): Promise<void> {
@@ -106,59 +109,107 @@ export async function claim(tx: Knex.Transaction, shadow: Shadow): Promise<void>
   if (!row || row.run_id !== shadow.runId || BigInt(row.position) !== shadow.position) throw new ShadowTakenOver(shadow.schema);
 }
 
-/** Applies `events` (all after the shadow's position) to the shadow inside `tx`, and moves its position. */
-export async function applyToShadowIn(tx: Knex.Transaction, shadow: Shadow, events: RecordedEvent[], history: StreamHistory): Promise<void> {
-  const fresh = events.filter((e) => e.position > shadow.position);
-  if (fresh.length === 0) return;
+/**
+ * Inside `tx`: checks the run still owns the shadow, runs `write` with the shadow's tables in front,
+ * and moves the shadow's position to `last` (in memory once `tx` commits: see applyToShadow).
+ */
+async function inShadow(tx: Knex.Transaction, shadow: Shadow, last: bigint, write: (tx: Knex.Transaction) => Promise<void>): Promise<void> {
   await claim(tx, shadow);
   await useShadow(tx, shadow);
-  shadow.rows.begin(shadow.position);
-  await shadow.projection.apply(tx, fresh, { history, rows: shadow.rows, insertNew: shadow.insertNew });
+  await write(tx);
   await useLive(tx, shadow);
-  const last = fresh[fresh.length - 1]!.position;
   await tx.raw(`UPDATE ${ident(shadow.schema)}.${ident(STATE_TABLE)} SET position = ?`, [last.toString()]);
-  shadow.position = last;
 }
 
-/** One batch into the shadow, in its own transaction. */
+/** One batch into the shadow, in its own transaction: the projection's apply, in turn. */
 export async function applyToShadow(knex: Knex, shadow: Shadow, events: RecordedEvent[], history: StreamHistory): Promise<void> {
-  const before = shadow.position;
+  const fresh = events.filter((e) => e.position > shadow.position);
+  if (fresh.length === 0) return;
+  const last = fresh[fresh.length - 1]!.position;
+  shadow.rows.begin(shadow.position);
   try {
-    await knex.transaction((tx) => applyToShadowIn(tx, shadow, events, history));
+    await knex.transaction((tx) => inShadow(tx, shadow, last, (tx) =>
+      shadow.projection.apply(tx, fresh, { history, rows: shadow.rows, insertNew: shadow.insertNew })));
   } catch (err) {
-    shadow.position = before; // the transaction rolled back
-    shadow.rows.reset();
+    shadow.rows.reset(); // the transaction rolled back
     throw err;
   }
-  shadow.rows.commit(shadow.position);
+  shadow.position = last;
+  shadow.rows.commit(last);
+}
+
+/**
+ * The global order from `from` to `upTo` (inclusive; to the store's head when undefined) in batches,
+ * the next one read while the caller works on this one (on PGlite the read simply waits its turn on
+ * the one connection). Events are read without their metadata: no projection looks at it.
+ */
+async function* batchesOf(store: EventStore, from: bigint, upTo: bigint | undefined, size: number): AsyncGenerator<RecordedEvent[]> {
+  if (upTo !== undefined && from >= upTo) return;
+  const read = (after: bigint) => {
+    const p = store.readAll(after, size, { metadata: false });
+    p.catch(() => undefined); // a failed prefetch surfaces when awaited, not as an unhandled rejection
+    return p;
+  };
+  let next = read(from);
+  for (;;) {
+    const got = await next;
+    const batch = upTo === undefined ? got : got.filter((e) => e.position <= upTo);
+    if (batch.length === 0) return;
+    const more = batch.length === got.length;
+    if (more) next = read(batch[batch.length - 1]!.position);
+    yield batch;
+    if (!more) return;
+  }
 }
 
 /**
  * Brings the shadow from its position up to `upTo` (inclusive; to the store's head when undefined),
  * one transaction per batch. Never inside another transaction: on PGlite (one connection) the
  * store's reads would wait for that transaction to end.
+ *
+ * On PostgreSQL, for a projection that can prepare its rows apart from writing them, batch N + 1 is
+ * folded and rendered here while the server writes batch N (bench issue 8: Node waited for the
+ * server ~0.75 s of a 2.8 s replay). Batch N + 1 is prepared on the rows as batch N leaves them and
+ * written only once N has committed; any failure stops the whole run (the rebuild or audit fails
+ * and its shadow is dropped), so nothing prepared on a batch that did not commit is ever written.
  */
 export async function catchUp(knex: Knex, store: EventStore, shadow: Shadow, upTo: bigint | undefined, batchSize: number,
   onBatch: (events: number) => void = () => undefined): Promise<number> {
-  let applied = 0;
   const history = historyOf(store);
-  const read = (after: bigint) => store.readAll(after, batchSize, { metadata: false }); // no projection reads it
-  // The next batch is read while this one is applied (a read on another connection; on PGlite it
-  // simply waits for the batch's transaction to end).
-  let next: Promise<RecordedEvent[]> | undefined = read(shadow.position);
-  for (;;) {
-    if (upTo !== undefined && shadow.position >= upTo) break;
-    const got: RecordedEvent[] = await (next ?? read(shadow.position));
-    next = undefined;
-    const batch = upTo === undefined ? got : got.filter((e) => e.position <= upTo);
-    if (batch.length === 0) break;
-    if (batch.length === got.length) {
-      next = read(batch[batch.length - 1]!.position);
-      next.catch(() => undefined); // a failed prefetch surfaces when awaited, not as an unhandled rejection
+  const prepare = shadow.overlap ? shadow.projection.prepare : undefined;
+  let applied = 0;
+  if (!prepare) {
+    for await (const batch of batchesOf(store, shadow.position, upTo, batchSize)) {
+      await applyToShadow(knex, shadow, batch, history);
+      applied += batch.length;
+      onBatch(batch.length);
     }
-    await applyToShadow(knex, shadow, batch, history);
-    applied += batch.length;
-    onBatch(batch.length);
+    return applied;
+  }
+  const ctx = { history, rows: shadow.rows, insertNew: shadow.insertNew };
+  let prepared = shadow.position; // where the rows cached in shadow.rows stand
+  let writing: Promise<void> | undefined; // the previous batch's transaction
+  try {
+    for await (const batch of batchesOf(store, shadow.position, upTo, batchSize)) {
+      const last = batch[batch.length - 1]!.position;
+      shadow.rows.begin(prepared);
+      const write = await prepare(knex, batch, ctx);
+      shadow.rows.commit(last);
+      prepared = last;
+      await writing;
+      writing = (async () => {
+        await knex.transaction((tx) => inShadow(tx, shadow, last, write));
+        shadow.position = last;
+        applied += batch.length;
+        onBatch(batch.length);
+      })();
+      writing.catch(() => undefined); // awaited before the next batch is written, or below
+    }
+    await writing;
+  } catch (err) {
+    await writing?.catch(() => undefined); // no transaction of this run is left running
+    shadow.rows.reset();
+    throw err;
   }
   return applied;
 }

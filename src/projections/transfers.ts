@@ -1,7 +1,7 @@
 // Read model of transfers: filter columns and the rendered API JSON (shared with webhook snapshots).
 import { transferDecider, type TransferEvent, type TransferState } from '../domain/transfer.ts';
 import { renderTransfer } from './views/transfer.ts';
-import { applyToStreams, type StreamModel } from './money.ts';
+import { prepareStreams, type StreamModel } from './money.ts';
 import type { Projection } from './projection.ts';
 
 const transferModel: StreamModel<TransferState, TransferEvent> = {
@@ -19,6 +19,7 @@ export const transfersProjection: Projection = {
   name: 'transfers',
   tables: ['transfers'],
   async apply(tx, events, ctx) {
-    await applyToStreams(tx, transferModel, events, ctx);
+    await (await prepareStreams(tx, transferModel, events, ctx))(tx);
   },
+  prepare: (db, events, ctx) => prepareStreams(db, transferModel, events, ctx),
 };
