@@ -54,3 +54,29 @@ t.test('with a settle time: pending until it has passed, then settled once to th
   t.same(new Date(again), new Date(settledAt), 'settled once (settled_at unchanged)');
   t.equal(await sandbox.status(randomUUID()), undefined, 'an unknown reference');
 });
+
+t.test('legs initiated and statuses asked together: one statement each, every call answered as alone', async (t) => {
+  const clock = new ManualClock();
+  const knex = h.app.services.knex;
+  const sandbox = new SandboxProvider(knex, clock, h.app.services.secrets, 1000);
+  const legs = [leg('+237670000001'), leg('+237670000099'), leg('+237670000098'), leg('+237670000002')];
+  const queries: string[] = [];
+  const onQuery = (q: { sql: string }) => { if (q.sql.includes('sandbox_provider_legs')) queries.push(q.sql); };
+  knex.on('query', onQuery);
+  t.teardown(() => { knex.off('query', onQuery); });
+  // The first leg twice in one turn, with a phone that would fail: its first initiate stands.
+  const started = await Promise.all([...legs.map((l) => sandbox.initiate(l)), sandbox.initiate({ ...legs[0]!, phone: '+237670000099' })]);
+  t.same(started.map((s) => s.state), ['pending', 'pending', 'pending', 'pending', 'pending']);
+  t.equal(started[4]!.providerReference, started[0]!.providerReference, 'the repeated reference answers with the first leg');
+  t.equal(new Set(started.slice(0, 4).map((s) => s.providerReference)).size, 4, 'one provider reference per leg');
+  t.equal(queries.filter((q) => q.startsWith('INSERT')).length, 1, 'one INSERT for the five calls');
+  queries.length = 0;
+  clock.advance(1000);
+  const statuses = await Promise.all([...legs.map((l) => sandbox.status(l.reference)), sandbox.status(legs[0]!.reference), sandbox.status('no-such-leg')]);
+  t.same(statuses.map((s) => s && s.state), ['completed', 'failed', 'pending', 'completed', 'completed', undefined]);
+  t.equal((statuses[1] as { reason?: string }).reason, 'RECIPIENT_NOT_FOUND');
+  t.equal(queries.length, 1, 'one statement for the six status calls');
+  const rows = await knex('sandbox_provider_legs').whereIn('reference', legs.map((l) => l.reference)).select('reference', 'state');
+  t.same(Object.fromEntries(rows.map((r: { reference: string; state: string }) => [r.reference, r.state])),
+    Object.fromEntries(legs.map((l, i) => [l.reference, ['completed', 'failed', 'pending', 'completed'][i]])), 'the books agree');
+});

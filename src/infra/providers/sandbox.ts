@@ -17,6 +17,7 @@ import type { Knex } from 'knex';
 import type { Clock } from '../clock.ts';
 import type { Secrets } from '../secrets.ts';
 import { operator } from '../../domain/catalogue.ts';
+import { StatementBatcher } from '../statement-batcher.ts';
 import { CallbackRejected, type InitiateLeg, type ProviderAdapter, type ProviderCallback, type ProviderStatus } from './types.ts';
 
 export const SANDBOX = 'sandbox';
@@ -47,6 +48,24 @@ function plan(leg: InitiateLeg): { planned: Row['planned']; reason: string | nul
   return { planned: 'completed', reason: null };
 }
 
+/** A leg as initiated: the row written to the sandbox's books. */
+interface Insert {
+  reference: string;
+  provider_reference: string;
+  kind: string;
+  operator_code: string;
+  phone: string;
+  amount: string;
+  currency: string;
+  planned: Row['planned'];
+  planned_reason: string | null;
+  state: Row['state'];
+  reason: string | null;
+  settle_at: Date;
+  settled_at: Date | null;
+  created_at: Date;
+}
+
 function statusOf(row: Row): ProviderStatus {
   if (row.state === 'failed') return { state: 'failed', providerReference: row.provider_reference, reason: row.reason ?? 'FAILED' };
   return { state: row.state, providerReference: row.provider_reference };
@@ -66,46 +85,79 @@ export class SandboxProvider implements ProviderAdapter {
     private readonly settleMs: number,
   ) {}
 
+  /**
+   * Legs initiated, and statuses asked, within one turn of the event loop: one statement each
+   * (bench issue 8: these were two of the ~14 statements a payin costs the service). Each call
+   * answers as it would alone: the statement runs after every call in it was made.
+   */
+  private readonly inserts = new StatementBatcher<Insert, Row | undefined>((legs) => this.insertAll(legs));
+  private readonly statuses = new StatementBatcher<string, Row | undefined>((refs) => this.settleAll(refs));
+
   async initiate(leg: InitiateLeg): Promise<ProviderStatus> {
     const now = this.clock.now();
     const { planned, reason } = plan(leg);
     // With no settle time a leg is due the moment it exists: it is written settled, as the first
     // status() would settle it (one statement instead of an insert, an update and a read).
     const settled = this.settleMs <= 0 && planned !== 'stuck';
+    const row = await this.inserts.submit({
+      reference: leg.reference, provider_reference: `SBX-${randomBytes(8).toString('hex').toUpperCase()}`, kind: leg.kind,
+      operator_code: leg.operatorCode, phone: leg.phone, amount: leg.amount.toString(), currency: leg.currency, planned,
+      planned_reason: reason, state: settled ? planned : 'pending', reason: settled ? reason : null,
+      settle_at: new Date(now.getTime() + this.settleMs), settled_at: settled ? now : null, created_at: now,
+    });
     // The reference is the idempotency key: a second initiate finds the first leg and changes nothing.
-    const inserted = await this.knex.raw<{ rows: Row[] }>(
-      `INSERT INTO sandbox_provider_legs
-         (reference, provider_reference, kind, operator_code, phone, amount, currency, planned, planned_reason, state, reason, settle_at, settled_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (reference) DO NOTHING
-       RETURNING *`,
-      [
-        leg.reference, `SBX-${randomBytes(8).toString('hex').toUpperCase()}`, leg.kind, leg.operatorCode, leg.phone,
-        leg.amount.toString(), leg.currency, planned, reason, settled ? planned : 'pending', settled ? reason : null,
-        new Date(now.getTime() + this.settleMs), settled ? now : null, now,
-      ],
-    );
-    const row = inserted.rows[0];
     return row ? statusOf(row) : (await this.status(leg.reference))!;
   }
 
+  /** The legs inserted, each answered with its row; undefined where the reference existed already. */
+  private async insertAll(legs: Insert[]): Promise<Array<Row | undefined>> {
+    // Times as ISO text: arrays of Date are serialised differently by each driver (pg, PGlite).
+    const col = <K extends keyof Insert>(k: K) => legs.map((l) => { const v = l[k]; return v instanceof Date ? v.toISOString() : v; });
+    const r = await this.knex.raw<{ rows: Row[] }>(
+      `INSERT INTO sandbox_provider_legs
+         (reference, provider_reference, kind, operator_code, phone, amount, currency, planned, planned_reason, state, reason, settle_at, settled_at, created_at)
+       SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[], ?::text[],
+                            ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[])
+       ON CONFLICT (reference) DO NOTHING
+       RETURNING *`,
+      [col('reference'), col('provider_reference'), col('kind'), col('operator_code'), col('phone'), col('amount'), col('currency'),
+        col('planned'), col('planned_reason'), col('state'), col('reason'), col('settle_at'), col('settled_at'), col('created_at')] as Knex.RawBinding[],
+    );
+    // A reference twice in one statement is inserted once: the first call gets the row, the other finds it by status().
+    const byRef = new Map(r.rows.map((row) => [row.reference, row]));
+    return legs.map((l) => {
+      const row = byRef.get(l.reference);
+      byRef.delete(l.reference);
+      return row;
+    });
+  }
+
   async status(reference: string): Promise<ProviderStatus | undefined> {
+    const row = await this.statuses.submit(reference);
+    return row ? statusOf(row) : undefined;
+  }
+
+  /**
+   * Each leg's status; a due leg settles to its planned outcome, once (state = 'pending' guards a
+   * concurrent reader). The legs are read in the same statement: the outer SELECT sees a row as it
+   * was before the UPDATE, so it answers only for the legs the UPDATE did not change.
+   */
+  private async settleAll(references: string[]): Promise<Array<Row | undefined>> {
     const now = this.clock.now();
-    // A due leg settles to its planned outcome, once (state = 'pending' guards a concurrent reader);
-    // the leg is read in the same statement (the outer SELECT sees the row as it was before the
-    // UPDATE, so it answers only when the UPDATE changed nothing).
+    const wanted = [...new Set(references)];
     const r = await this.knex.raw<{ rows: Row[] }>(
       `WITH settled AS (
          UPDATE sandbox_provider_legs SET state = planned, reason = planned_reason, settled_at = ?
-         WHERE reference = ? AND state = 'pending' AND planned <> 'stuck' AND settle_at <= ?
+         WHERE reference = ANY(?::text[]) AND state = 'pending' AND planned <> 'stuck' AND settle_at <= ?
          RETURNING *)
        SELECT * FROM settled
        UNION ALL
-       SELECT * FROM sandbox_provider_legs WHERE reference = ? AND NOT EXISTS (SELECT 1 FROM settled)`,
-      [now, reference, now, reference],
+       SELECT * FROM sandbox_provider_legs l
+       WHERE l.reference = ANY(?::text[]) AND NOT EXISTS (SELECT 1 FROM settled s WHERE s.reference = l.reference)`,
+      [now, wanted, now, wanted],
     );
-    const row = r.rows[0];
-    return row ? statusOf(row) : undefined;
+    const byRef = new Map(r.rows.map((row) => [row.reference, row]));
+    return references.map((ref) => byRef.get(ref));
   }
 
   /**
