@@ -31,6 +31,7 @@ import { legOwners } from './leg-owners.ts';
 import { neverGiveUp } from './never-give-up.ts';
 import { crashPoint } from '../infra/crash-points.ts';
 import type { LegOwner, LegRequest } from './legs.ts';
+import { recordLeg, setProviderReference, type LegRow } from './provider-legs.ts';
 
 export const GATEWAY = 'provider-gateway';
 export const CHECK_JOB = 'provider-check';
@@ -50,8 +51,6 @@ interface CheckPayload {
 }
 
 /** Provider leg latency: from the leg's start (its provider_legs row) to its settlement, once. */
-type LegRow = { provider: string; kind: string; created_at: Date | string };
-
 async function observeSettled(s: Services, reference: string, outcome: LegOutcome, position: bigint | undefined, known?: LegRow): Promise<void> {
   if (position === undefined) return; // settled before (another path got there first): counted then
   const row = known ?? (await s.knex('provider_legs').where({ reference }).first('provider', 'kind', 'created_at')) as LegRow | undefined;
@@ -87,11 +86,7 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
   if (!(await owner.isOpen(s, leg.reference))) return; // settled already: nothing to start
   const providerName = providerNameFor(leg.operatorCode);
   const now = s.clock.now();
-  await s.knex.raw(
-    `INSERT INTO provider_legs (reference, owner, provider, kind, created_at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (reference) DO NOTHING`,
-    [leg.reference, leg.owner, providerName, leg.kind, now],
-  );
+  await recordLeg(s, { reference: leg.reference, owner: leg.owner, provider: providerName, kind: leg.kind, createdAt: now });
   const vault = otpVault(s);
   const otp = leg.otp ? await vault.peek(leg.reference) : undefined;
   const status = await s.metrics.timeProvider(providerName, 'initiate', () => adapter(s, providerName).initiate({
@@ -101,8 +96,7 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
   crashPoint('after-provider-call');
   // The provider has the OTP now (or the leg was started before): it has no further use here.
   if (leg.otp) await vault.discard(leg.reference);
-  const [legRow] = (await s.knex('provider_legs').where({ reference: leg.reference })
-    .update({ provider_reference: status.providerReference }, ['provider', 'kind', 'created_at'])) as LegRow[];
+  const legRow = await setProviderReference(s, leg.reference, status.providerReference);
   await owner.submitted(s, leg.reference, status.providerReference, meta);
   const outcome = outcomeOf(status);
   if (outcome) {

@@ -1,0 +1,39 @@
+// The gateway's provider_legs rows are written set-wise (src/workers/provider-legs.ts): legs started
+// together are one INSERT, their provider references one UPDATE, and each call answers as alone.
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { startTestApp } from './helpers/app.ts';
+import { recordLeg, setProviderReference } from '../src/workers/provider-legs.ts';
+
+const h = await startTestApp();
+t.teardown(() => h.stop());
+const s = h.app.services;
+
+t.test('legs started together: one INSERT, one UPDATE; a repeated reference keeps its first row', async (t) => {
+  const queries: string[] = [];
+  const onQuery = (q: { sql: string }) => { if (q.sql.includes('provider_legs') && !q.sql.includes('sandbox_provider_legs')) queries.push(q.sql); };
+  s.knex.on('query', onQuery);
+  t.teardown(() => { s.knex.off('query', onQuery); });
+  const at = new Date('2026-11-24T20:00:00.000Z');
+  const refs = [randomUUID(), randomUUID(), randomUUID()];
+  await Promise.all([
+    ...refs.map((reference, i) => recordLeg(s, { reference, owner: 'payin', provider: 'sandbox', kind: i === 1 ? 'disbursement' : 'collection', createdAt: at })),
+    recordLeg(s, { reference: refs[0]!, owner: 'payout', provider: 'sandbox', kind: 'disbursement', createdAt: new Date() }),
+  ]);
+  t.equal(queries.filter((q) => /^insert/i.test(q)).length, 1, 'one INSERT for four calls');
+  queries.length = 0;
+  const rows = await Promise.all([
+    ...refs.map((r, i) => setProviderReference(s, r, `SBX-${i}`)),
+    setProviderReference(s, 'no-such-leg', 'SBX-X'),
+  ]);
+  t.equal(queries.filter((q) => /^update/i.test(q)).length, 1, 'one UPDATE for four calls');
+  t.same(rows.map((r) => r && { provider: r.provider, kind: r.kind, at: new Date(r.created_at).toISOString() }), [
+    { provider: 'sandbox', kind: 'collection', at: at.toISOString() },
+    { provider: 'sandbox', kind: 'disbursement', at: at.toISOString() },
+    { provider: 'sandbox', kind: 'collection', at: at.toISOString() },
+    undefined,
+  ]);
+  const stored = await s.knex('provider_legs').whereIn('reference', refs).select('reference', 'owner', 'provider_reference');
+  t.same(Object.fromEntries(stored.map((r: { reference: string; owner: string; provider_reference: string }) => [r.reference, [r.owner, r.provider_reference]])),
+    Object.fromEntries(refs.map((r, i) => [r, ['payin', `SBX-${i}`]])), 'the first row of each reference, with its provider reference');
+});
