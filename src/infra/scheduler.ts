@@ -41,6 +41,24 @@ interface Kind {
   saturated: boolean;
 }
 
+interface NewJob { kind: string; key: string; payload: string; dueAt: Date; createdAt: Date }
+
+/** Inserts jobs; an existing (kind, key) is left alone, or with `replace` moved to the new time and payload. */
+async function insertJobs(q: Knex | Knex.Transaction, jobs: NewJob[], replace: boolean): Promise<void> {
+  // A (kind, key) twice in one statement: the later call's job, as if it had run after the other.
+  const unique = [...new Map(jobs.map((j) => [`${j.kind}\u0000${j.key}`, j])).values()];
+  const rows = replace ? unique : jobs;
+  const conflict = replace
+    ? 'DO UPDATE SET payload = excluded.payload, due_at = excluded.due_at, attempts = 0, locked_until = NULL, lease_id = NULL'
+    : 'DO NOTHING';
+  await q.raw(
+    `INSERT INTO jobs (kind, key, payload, due_at, created_at)
+     SELECT * FROM unnest(?::text[], ?::text[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[])
+     ON CONFLICT (kind, key) ${conflict}`,
+    [rows.map((j) => j.kind), rows.map((j) => j.key), rows.map((j) => j.payload), rows.map((j) => j.dueAt.toISOString()), rows.map((j) => j.createdAt.toISOString())],
+  );
+}
+
 const POLL_MS = 250;
 const MAX_CLAIM = 100;
 
@@ -53,6 +71,13 @@ export class Scheduler {
   private inFlight = new Set<Promise<void>>();
   /** Finished runs removed together (one DELETE for the jobs that finish in one event-loop turn). */
   private readonly finished: StatementBatcher<{ kind: string; key: string; leaseId: string }, void>;
+
+  /**
+   * Jobs scheduled outside a transaction within one turn of the event loop: one INSERT per kind of
+   * conflict (bench issue 8: a payin's settlement check was a statement of its own).
+   */
+  private readonly adding = new StatementBatcher<NewJob, void>(async (jobs) => { await insertJobs(this.knex, jobs, false); return jobs.map(() => undefined); });
+  private readonly replacing = new StatementBatcher<NewJob, void>(async (jobs) => { await insertJobs(this.knex, jobs, true); return jobs.map(() => undefined); });
 
   constructor(
     private readonly knex: Knex,
@@ -86,15 +111,9 @@ export class Scheduler {
    * moves it to the new time and payload. Pass a transaction to schedule atomically with other writes.
    */
   async schedule(kind: string, key: string, payload: unknown, dueAt: Date, opts: { replace?: boolean; tx?: Knex | Knex.Transaction } = {}): Promise<void> {
-    const q = opts.tx ?? this.knex;
-    const conflict = opts.replace
-      ? 'DO UPDATE SET payload = excluded.payload, due_at = excluded.due_at, attempts = 0, locked_until = NULL, lease_id = NULL'
-      : 'DO NOTHING';
-    await q.raw(
-      `INSERT INTO jobs (kind, key, payload, due_at, created_at) VALUES (?, ?, ?::jsonb, ?, ?)
-       ON CONFLICT (kind, key) ${conflict}`,
-      [kind, key, JSON.stringify(payload), dueAt, this.clock.now()],
-    );
+    const job: NewJob = { kind, key, payload: JSON.stringify(payload), dueAt, createdAt: this.clock.now() };
+    if (opts.tx) await insertJobs(opts.tx, [job], opts.replace === true);
+    else await (opts.replace ? this.replacing : this.adding).submit(job);
     if (!this.started || !this.kinds.has(kind)) return;
     const wakeNow = () => this.wake(kind, dueAt.getTime() - this.clock.now().getTime());
     // Scheduled inside a transaction: a poll now would not see the job yet (and then sleep a whole

@@ -1,0 +1,46 @@
+// Jobs scheduled outside a transaction within one turn go as one INSERT, with the meaning of the
+// calls one after another: a repeated key keeps its first job, or with `replace` takes the last.
+import t from 'tap';
+import pino from 'pino';
+import { Scheduler } from '../src/infra/scheduler.ts';
+import { ManualClock } from '../src/infra/clock.ts';
+import { testDatabase } from './helpers/db.ts';
+
+const log = pino({ level: 'silent' });
+
+t.test('scheduled together: one INSERT; first wins, or last with replace; a transaction\'s job is its own', async (t) => {
+  const tdb = await testDatabase();
+  t.teardown(() => tdb.teardown());
+  const knex = tdb.db.knex;
+  const clock = new ManualClock(new Date('2026-11-24T20:00:00.000Z'));
+  const s = new Scheduler(knex, clock, log);
+  const inserts: string[] = [];
+  const onQuery = (q: { sql: string }) => { if (/^INSERT INTO jobs/.test(q.sql.trim())) inserts.push(q.sql); };
+  knex.on('query', onQuery);
+  t.teardown(() => { knex.off('query', onQuery); });
+  const at = (s: number) => new Date(clock.now().getTime() + s * 1000);
+  await Promise.all([
+    s.schedule('k', 'a', { n: 1 }, at(10)),
+    s.schedule('k', 'b', { n: 2 }, at(20)),
+    s.schedule('k', 'a', { n: 3 }, at(30)), // exists (the first call): left alone
+    s.schedule('other', 'a', { n: 4 }, at(40)),
+  ]);
+  t.equal(inserts.length, 1, 'one INSERT for four calls');
+  inserts.length = 0;
+  await Promise.all([
+    s.schedule('k', 'b', { n: 5 }, at(50), { replace: true }),
+    s.schedule('k', 'b', { n: 6 }, at(60), { replace: true }),
+    s.schedule('k', 'c', { n: 7 }, at(70), { replace: true }),
+  ]);
+  t.equal(inserts.length, 1, 'one INSERT for three replacing calls');
+  await knex.transaction((tx) => s.schedule('k', 'd', { n: 8 }, at(80), { tx }));
+  const rows = await knex('jobs').orderBy(['kind', 'key']).select('kind', 'key', 'payload', 'due_at');
+  t.same(rows.map((r: { kind: string; key: string; payload: { n: number }; due_at: Date | string }) =>
+    [r.kind, r.key, r.payload.n, new Date(r.due_at).toISOString()]), [
+    ['k', 'a', 1, at(10).toISOString()],
+    ['k', 'b', 6, at(60).toISOString()],
+    ['k', 'c', 7, at(70).toISOString()],
+    ['k', 'd', 8, at(80).toISOString()],
+    ['other', 'a', 4, at(40).toISOString()],
+  ]);
+});
