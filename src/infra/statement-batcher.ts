@@ -7,10 +7,15 @@ export class StatementBatcher<In, Out> {
   private queue: Array<{ item: In; resolve: (o: Out) => void; reject: (e: unknown) => void }> = [];
   private scheduled = false;
 
-  /** `run` answers one output per input, in the same order. */
+  /**
+   * `run` answers one output per input, in the same order. `windowMs` > 0 gathers calls for that
+   * long instead of one turn: for statements nobody waits on (a finished job's removal), where
+   * calls come a few milliseconds apart and would each be a statement of their own.
+   */
   constructor(
     private readonly run: (items: In[]) => Promise<Out[]>,
     private readonly maxBatch = 256,
+    private readonly windowMs = 0,
   ) {}
 
   submit(item: In): Promise<Out> {
@@ -18,7 +23,8 @@ export class StatementBatcher<In, Out> {
       this.queue.push({ item, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        if (this.windowMs > 0) setTimeout(() => this.flush(), this.windowMs);
+        else setImmediate(() => this.flush());
       }
     });
   }

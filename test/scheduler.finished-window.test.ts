@@ -1,0 +1,32 @@
+// Finished jobs are removed together over a short window, without holding their run's slot, and
+// stop() waits for the removals under way.
+import t from 'tap';
+import pino from 'pino';
+import { Scheduler } from '../src/infra/scheduler.ts';
+import { systemClock } from '../src/infra/clock.ts';
+import { testDatabase } from './helpers/db.ts';
+
+const log = pino({ level: 'silent' });
+
+t.test('jobs finishing a few milliseconds apart: one DELETE; stop() leaves no finished job behind', async (t) => {
+  const tdb = await testDatabase();
+  t.teardown(() => tdb.teardown());
+  const knex = tdb.db.knex;
+  const s = new Scheduler(knex, systemClock, log);
+  const ran: string[] = [];
+  // One at a time: each run waits for the previous one's slot, not for its removal.
+  s.register('k', async (job) => { ran.push(job.key); await new Promise((r) => setTimeout(r, 1)); }, { concurrency: 1 });
+  const deletes: string[] = [];
+  const onQuery = (q: { sql: string }) => { if (/^DELETE FROM jobs/.test(q.sql.trim())) deletes.push(q.sql); };
+  knex.on('query', onQuery);
+  t.teardown(() => { knex.off('query', onQuery); });
+  await Promise.all(['a', 'b', 'c'].map((key) => s.schedule('k', key, {}, systemClock.now())));
+  s.start();
+  const end = Date.now() + 5000;
+  while (ran.length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
+  await s.stop();
+  t.same([...ran].sort(), ['a', 'b', 'c'], 'every job ran once');
+  t.ok(deletes.length < 3, `${deletes.length} DELETE(s) for 3 finished jobs`);
+  const left = await knex('jobs').count<{ count: string }[]>('* as count');
+  t.equal(Number(left[0]!.count), 0, 'stop() waited for the removals');
+});
