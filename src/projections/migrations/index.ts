@@ -16,6 +16,7 @@ import * as m012 from './012_lz4_read_models.ts';
 import * as m013 from './013_webhook_functions.ts';
 import * as m014 from './014_append_function.ts';
 import * as m015 from './015_rows_without_events.ts';
+import * as m016 from './016_record_webhook_events_each.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -38,6 +39,7 @@ const migrations: Array<[string, Migration]> = [
   ['013_webhook_functions', m013],
   ['014_append_function', m014],
   ['015_rows_without_events', m015],
+  ['016_record_webhook_events_each', m016],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
