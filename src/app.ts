@@ -67,6 +67,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   const db = opts.database ?? (await openDatabase({
     databaseUrl: config.databaseUrl,
     pgliteDir: config.databaseUrl ? undefined : path.join(config.dataDir, 'pglite'),
+    pgliteSharedBuffersMb: config.pgliteSharedBuffersMb,
   }));
   await migrate(db);
 

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { parseCrashSpec } from './infra/crash-points.ts';
 import { DEFAULT_HEAP_GROWING_PERCENT } from './infra/heap-growth.ts';
+import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, MAX_PGLITE_SHARED_BUFFERS_MB } from './infra/pglite-params.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -50,6 +51,8 @@ export interface Config {
   dashboardSessionIdleMinutes: number;
   /** V8's heap growing factor, as 1 + percent/100 after each full collection; 0 = V8's own (infra/heap-growth.ts). */
   heapGrowingPercent: number;
+  /** Embedded mode: PostgreSQL's shared_buffers inside PGlite, in MB (infra/pglite-params.ts). */
+  pgliteSharedBuffersMb: number;
   /** TEST ONLY (`CRASH_AT`): crash points armed by the crash-consistency suite (infra/crash-points.ts). */
   crashAt: string | undefined;
 }
@@ -118,6 +121,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   if (eventstoreUrl && !/^(kurrentdb|esdb|kdb)(\+discover)?:\/\//.test(eventstoreUrl)) {
     throw new ConfigError('EVENTSTORE_URL must start with kurrentdb:// or esdb://');
   }
+  const pgliteSharedBuffersMb = int(env, 'PGLITE_SHARED_BUFFERS_MB', DEFAULT_PGLITE_SHARED_BUFFERS_MB, 1);
+  if (pgliteSharedBuffersMb > MAX_PGLITE_SHARED_BUFFERS_MB) {
+    throw new ConfigError(`PGLITE_SHARED_BUFFERS_MB must be at most ${MAX_PGLITE_SHARED_BUFFERS_MB}`);
+  }
   return {
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 3000),
@@ -148,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     dashboardCookieSecure: cookieSecure(env.DASHBOARD_COOKIE_SECURE),
     dashboardSessionIdleMinutes: int(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 720, 1),
     heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT),
+    pgliteSharedBuffersMb,
     crashAt: crashSpec(env.CRASH_AT),
   };
 }

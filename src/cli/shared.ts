@@ -29,7 +29,7 @@ export async function openServiceDatabase(config: Config): Promise<Database> {
     throw new CliError(`no embedded database at ${dir}: set DATA_DIR to the service's data directory, or DATABASE_URL`);
   }
   try {
-    return await openDatabase({ pgliteDir: dir });
+    return await openDatabase({ pgliteDir: dir, pgliteSharedBuffersMb: config.pgliteSharedBuffersMb });
   } catch (err) {
     if (err instanceof DatabaseInUseError) {
       throw new CliError(

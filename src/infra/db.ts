@@ -7,6 +7,8 @@ import pg from 'pg';
 import { prepareByText } from './prepared-statements.ts';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { migrationSource } from '../projections/migrations/index.ts';
+import { ensurePgliteDir } from './pglite-dir.ts';
+import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, pgliteStartParams } from './pglite-params.ts';
 
 // int8 (bigint) and numeric come back as strings by default; keep them exact: positions are bigint.
 pg.types.setTypeParser(20, (v) => v);
@@ -26,6 +28,8 @@ export interface DatabaseOptions {
   /** Directory for PGlite's files; undefined = in memory (tests). */
   pgliteDir?: string | undefined;
   poolMax?: number;
+  /** PGlite's shared_buffers (PGLITE_SHARED_BUFFERS_MB); DEFAULT_PGLITE_SHARED_BUFFERS_MB when unset. */
+  pgliteSharedBuffersMb?: number;
 }
 
 /** The embedded database directory is held by another live process (the service, or this CLI). */
@@ -90,12 +94,23 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     });
     return { knex, kind: 'postgres', url: opts.databaseUrl, close: () => knex.destroy() };
   }
-  if (opts.pgliteDir) fs.mkdirSync(opts.pgliteDir, { recursive: true });
-  const unlock = opts.pgliteDir ? lockPgliteDir(path.resolve(opts.pgliteDir)) : () => undefined;
+  const dir = opts.pgliteDir ? path.resolve(opts.pgliteDir) : undefined;
+  if (dir) fs.mkdirSync(path.dirname(dir), { recursive: true });
+  const unlock = dir ? lockPgliteDir(dir) : () => undefined;
+  if (dir) {
+    try {
+      await ensurePgliteDir(dir);
+    } catch (err) {
+      unlock();
+      throw err;
+    }
+  }
   // Loaded only in the embedded mode: a service on PostgreSQL never pays for the WebAssembly build.
   const { PGlite } = await import('@electric-sql/pglite');
   const { default: ClientPgLite } = await import('knex-pglite');
-  const pglite: PGliteType = new PGlite(opts.pgliteDir ? path.resolve(opts.pgliteDir) : undefined);
+  const pglite: PGliteType = new PGlite(dir, {
+    startParams: pgliteStartParams(PGlite.defaultStartParams, opts.pgliteSharedBuffersMb ?? DEFAULT_PGLITE_SHARED_BUFFERS_MB),
+  });
   await pglite.waitReady.catch((err: unknown) => {
     unlock();
     throw err;
