@@ -1,7 +1,9 @@
 // An embedded database directory, created on first use by a short-lived child process, so the
 // service never holds the memory of PGlite's initdb (pglite-initdb-child.ts). The child builds the
-// database beside the directory and it is renamed into place once complete: a crash part-way leaves
-// no half-built database behind, only a scratch directory the next start removes.
+// database beside the directory and it is renamed into place once complete: a process killed
+// part-way leaves no half-built database behind, only a scratch directory the next start removes.
+// (Like PGlite itself, which runs PostgreSQL with fsync off, this does not flush to disk: the
+// embedded mode survives a killed process, not a power cut.)
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
