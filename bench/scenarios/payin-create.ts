@@ -17,6 +17,7 @@ import { startHttpChild } from '../lib/child.ts';
 import { load, type LoadResult } from '../lib/load.ts';
 import { createPayin, merchantHeaders, newMerchant, payinBody, payinQuoteBody, type Merchant } from '../lib/api.ts';
 import { round } from '../lib/stats.ts';
+import { meanMsBetween, routeTotals } from '../lib/route-latency.ts';
 
 export const CONNECTIONS = 64;
 
@@ -56,6 +57,7 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
   let ours: LoadResult;
   let peakRss: number;
   let cpuMsPerPair = Number.NaN;
+  let routeMeanMs: Record<string, number> = {};
   let ceiling: LoadResult;
   try {
     const svc = await startService({ databaseUrl: db?.url, label: 'payin-create', ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}) });
@@ -64,7 +66,9 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
       await createPayin(svc.url, m); // the first request warms the routes' caches
       await load({ url: svc.url, connections: CONNECTIONS, seconds: profile.warmupSeconds, requests: payinRequests(m) as any });
       const cpu0 = svc.cpuMs();
+      const routes0 = await routeTotals(svc.url);
       ours = await load({ url: svc.url, connections: CONNECTIONS, seconds: profile.seconds, requests: payinRequests(m) as any });
+      routeMeanMs = meanMsBetween(routes0, await routeTotals(svc.url));
       await new Promise((r) => setTimeout(r, 3000)); // the background work the load set off
       // The service's CPU per quote + payin pair, requests and background work together: a figure
       // that a busy machine slows less than throughput (it counts work, not waiting).
@@ -86,7 +90,10 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
   }
   const suffix = opts.embedded ? ' embedded' : '';
   const ceilingName = opts.embedded ? 'Express 5 + one PGlite INSERT' : 'Express 5 + one pg INSERT';
-  const details = { connections: CONNECTIONS, payinsPerSecond: round(ours.okPerSecond / 2), serviceCpuMsPerPair: cpuMsPerPair, service: summary(ours), ceiling: summary(ceiling) };
+  const details = { connections: CONNECTIONS, payinsPerSecond: round(ours.okPerSecond / 2), serviceCpuMsPerPair: cpuMsPerPair,
+    // Measured in the service, from a request's arrival to its response (the load generator's
+    // figures also hold the time a request waits in the kernel's queues and in the generator).
+    serviceMeanMsByRoute: routeMeanMs, service: summary(ours), ceiling: summary(ceiling) };
   return {
     [`payin-create${suffix}`]: judge({
       value: round(ours.okPerSecond), unit: 'creates/s', ceiling: round(ceiling.okPerSecond), ceilingName,
