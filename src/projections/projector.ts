@@ -7,6 +7,8 @@ import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstor
 import type { Projection } from './projection.ts';
 import { RowCache } from './row-cache.ts';
 import { historyOf, type StreamHistory } from './history.ts';
+import { applyInOneStatement } from './one-statement-batch.ts';
+import { canCopy } from './copy-rows.ts';
 
 const BATCH_SIZE = 1000;
 
@@ -34,20 +36,26 @@ export async function ensureCheckpoints(knex: Knex | Knex.Transaction, names: st
  * projection: the projector runs once per group commit, and read-your-writes waits on it).
  */
 export async function applyBatchToAll(knex: Knex, projections: Projection[], events: RecordedEvent[],
-  history: StreamHistory, caches?: Map<string, RowCache>): Promise<void> {
+  history: StreamHistory, caches?: Map<string, RowCache>): Promise<Map<string, bigint>> {
   const moved: Array<[string, bigint]> = [];
+  let positions: Map<string, bigint>;
   try {
-    await applyInOneTransaction(knex, projections, events, history, moved, caches);
+    positions = await applyInOneTransaction(knex, projections, events, history, moved, caches);
   } catch (err) {
     for (const c of caches?.values() ?? []) c.reset();
     throw err;
   }
-  for (const [name, position] of moved) caches?.get(name)?.commit(position);
+  for (const [name, position] of moved) {
+    caches?.get(name)?.commit(position);
+    positions.set(name, position);
+  }
+  return positions;
 }
 
+/** Returns each checkpoint as the lock found it (the caller adds those the batch moved). */
 async function applyInOneTransaction(knex: Knex, projections: Projection[], events: RecordedEvent[], history: StreamHistory,
-  moved: Array<[string, bigint]>, caches: Map<string, RowCache> | undefined): Promise<void> {
-  await knex.transaction(async (tx) => {
+  moved: Array<[string, bigint]>, caches: Map<string, RowCache> | undefined): Promise<Map<string, bigint>> {
+  return knex.transaction(async (tx) => {
     const names = projections.map((p) => p.name);
     const lock = () => tx.raw<{ rows: Array<{ name: string; position: string }> }>(
       'SELECT name, position FROM checkpoints WHERE name = ANY(?::text[]) ORDER BY name FOR UPDATE', [names]);
@@ -65,12 +73,13 @@ async function applyInOneTransaction(knex: Knex, projections: Projection[], even
       await projection.apply(tx, fresh, { history, rows: cache });
       moved.push([projection.name, fresh[fresh.length - 1]!.position]);
     }
-    if (moved.length === 0) return;
+    if (moved.length === 0) return at;
     await tx.raw(
       `UPDATE checkpoints c SET position = m.position, updated_at = now()
        FROM unnest(?::text[], ?::bigint[]) AS m(name, position) WHERE c.name = m.name`,
       [moved.map(([n]) => n), moved.map(([, p]) => p.toString())],
     );
+    return at;
   });
 }
 
@@ -86,15 +95,21 @@ export class Projector {
   /** Each projection's rows as this projector last wrote them (row-cache.ts). */
   private readonly rowCaches = new Map<string, RowCache>();
   private readonly history: StreamHistory;
+  /** Each checkpoint as this projector last committed it (undefined: not known, read it under the lock). */
+  private known: Map<string, bigint> | undefined;
+  /** PostgreSQL: a batch is one statement (one-statement-batch.ts); on PGlite a statement is a call in-process. */
+  private readonly oneStatement: boolean;
 
   constructor(
     private readonly knex: Knex,
     private readonly store: EventStore,
     readonly projections: Projection[],
     private readonly log: Logger,
+    opts: { oneStatement?: boolean } = {},
   ) {
     for (const p of projections) this.rowCaches.set(p.name, new RowCache());
     this.history = historyOf(store);
+    this.oneStatement = opts.oneStatement ?? canCopy(knex);
   }
 
   async start(): Promise<void> {
@@ -105,11 +120,17 @@ export class Projector {
       if (after === undefined || at < after) after = at;
     }
     this.position = after ?? 0n;
+    this.known = undefined; // read under the lock by the first batch
     this.sub = this.store.subscribe({
       after: this.position,
       batchSize: BATCH_SIZE,
       handler: async (events) => {
-        await applyBatchToAll(this.knex, this.projections, events, this.history, this.rowCaches);
+        // On PostgreSQL, the batch as one statement on the checkpoints this projector last committed
+        // (one-statement-batch.ts); the careful way, under the lock, when that cannot be.
+        const quick = this.known && this.oneStatement
+          ? await applyInOneStatement(this.knex, this.projections, events, this.history, this.rowCaches, this.known)
+          : undefined;
+        this.known = quick ?? await applyBatchToAll(this.knex, this.projections, events, this.history, this.rowCaches);
         // The read models include this batch now (applied here, or by another process first).
         for (const listener of this.appliedListeners) listener(events);
         this.advance(events[events.length - 1]!.position);

@@ -17,6 +17,7 @@ import * as m013 from './013_webhook_functions.ts';
 import * as m014 from './014_append_function.ts';
 import * as m015 from './015_rows_without_events.ts';
 import * as m016 from './016_record_webhook_events_each.ts';
+import * as m017 from './017_projector_expect.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -40,6 +41,7 @@ const migrations: Array<[string, Migration]> = [
   ['014_append_function', m014],
   ['015_rows_without_events', m015],
   ['016_record_webhook_events_each', m016],
+  ['017_projector_expect', m017],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
