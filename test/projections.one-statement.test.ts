@@ -107,3 +107,36 @@ if (!realPostgres) {
     t.equal(await applyInOneStatement(knex, projections, batch, history, caches, new Map([['money', 0n]])), undefined);
   });
 }
+
+if (realPostgres) {
+  t.test('a checkpoint held by another transaction (a rebuild swapping its tables in): no wait, the careful way', async (t) => {
+    const tdb = await testDatabase();
+    const store = new PostgresEventStore(tdb.db, systemClock);
+    t.teardown(async () => { await store.close(); await tdb.teardown(); });
+    const knex = tdb.db.knex;
+    await ensureCheckpoints(knex, ['money']);
+    const id = randomUUID();
+    await store.append([{ streamId: `quote-${id}`, expectedVersion: 0, events: [quoteCreated(id, randomUUID())] }]);
+    const batch = await store.readAll(0n, 1000);
+    const caches = new Map([['money', new RowCache()]]);
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => { locked = r; });
+    // Like the swap: the checkpoint locked, then (here: after this batch) the tables.
+    const swap = knex.transaction(async (tx) => {
+      await readCheckpoint(tx, 'money', true);
+      locked();
+      await held;
+    });
+    await isLocked;
+    const started = Date.now();
+    t.equal(await applyInOneStatement(knex, [moneyProjection], batch, historyOf(store), caches, new Map([['money', 0n]])), undefined);
+    t.ok(Date.now() - started < 2_000, 'did not wait for the lock');
+    t.equal(await knex('quotes').where({ id }).first(), undefined, 'nothing written');
+    release();
+    await swap;
+    await applyBatchToAll(knex, [moneyProjection], batch, historyOf(store), caches);
+    t.equal(((await knex('quotes').where({ id }).first()) as { status: string }).status, 'active');
+  });
+}

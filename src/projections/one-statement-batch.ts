@@ -81,13 +81,21 @@ export async function applyInOneStatement(knex: Knex, projections: Projection[],
   for (const [name, position] of moved) after.set(name, position);
 
   const ctes = statements.map((st, i) => `w${i} AS (${st.sql})`);
-  const sql = `WITH cp AS (
+  // The checkpoint rows are locked NOWAIT: this statement already holds its tables' locks (taken
+  // when it is planned), so waiting here for a rebuild's swap, which holds a checkpoint and wants
+  // those tables, would deadlock. A held checkpoint fails the statement at once; the careful way
+  // then waits on the lock first, as the swap does. (The tables are locked in the order the
+  // projection lists them, the swap's order, so neither waits for the other on them the other way.)
+  const names = moved.map(([n]) => n);
+  const sql = `WITH lk AS (
+      SELECT name, position FROM checkpoints WHERE name = ANY(?::text[]) FOR UPDATE NOWAIT),
+    cp AS (
       UPDATE checkpoints c SET position = m.position, updated_at = now()
-      FROM unnest(?::text[], ?::bigint[], ?::bigint[]) AS m(name, expected, position)
-      WHERE c.name = m.name AND c.position = m.expected RETURNING 1)${ctes.map((c) => `,\n    ${c}`).join('')}
+      FROM unnest(?::text[], ?::bigint[], ?::bigint[]) AS m(name, expected, position), lk
+      WHERE c.name = m.name AND lk.name = m.name AND lk.position = m.expected RETURNING 1)${ctes.map((c) => `,\n    ${c}`).join('')}
     SELECT projector_expect_moved((SELECT count(*) FROM cp), ?) AS ok`;
   const bindings = [
-    moved.map(([n]) => n), moved.map(([n]) => known.get(n)!.toString()), moved.map(([, p]) => p.toString()),
+    names, names, moved.map(([n]) => known.get(n)!.toString()), moved.map(([, p]) => p.toString()),
     ...statements.flatMap((st) => st.bindings), moved.length,
   ];
   let committed = false;
@@ -95,8 +103,8 @@ export async function applyInOneStatement(knex: Knex, projections: Projection[],
     await knex.raw(sql, bindings as Knex.RawBinding[]);
     committed = true;
   } catch {
-    // 40001 from projector_expect_moved (another process moved a checkpoint), or a fault that the
-    // careful way meets again and reports. A single statement either committed whole or not at all.
+    // 40001 from projector_expect_moved (another process moved a checkpoint), 55P03 (a checkpoint
+    // held by another transaction), or a fault that the careful way meets again and reports. A single statement either committed whole or not at all.
   }
   if (!committed) {
     resetAll();
