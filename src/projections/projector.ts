@@ -1,6 +1,7 @@
 // Runs projections: one catch-up subscription each, applying batches in a transaction together
 // with the checkpoint (SELECT … FOR UPDATE, so two processes running the same projection take turns
-// and the second skips what the first applied).
+// and the second skips what the first applied). On PostgreSQL a batch first tries to go as one
+// statement on the checkpoints this projector last committed (one-statement-batch.ts).
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstore/types.ts';
