@@ -12,33 +12,19 @@ import { applyInOneStatement } from '../src/projections/one-statement-batch.ts';
 import { RowCache } from '../src/projections/row-cache.ts';
 import { historyOf } from '../src/projections/history.ts';
 import type { Projection } from '../src/projections/projection.ts';
-import type { RecordedEvent } from '../src/infra/eventstore/types.ts';
 import { realPostgres, testDatabase } from './helpers/db.ts';
+import { projectionBatches } from './helpers/projection-batches.ts';
 import { quoteConsumed, quoteCreated } from './helpers/quote-events.ts';
 
 if (!realPostgres) {
   t.skip('PostgreSQL only (DATABASE_URL unset): on PGlite the projector applies batches the careful way', () => {});
 } else {
   async function setUp(t: Test, extra: Projection[] = []) {
-    const tdb = await testDatabase();
-    const store = new PostgresEventStore(tdb.db, systemClock);
-    t.teardown(async () => { await store.close(); await tdb.teardown(); });
     const projections = [moneyProjection, ...extra];
-    await ensureCheckpoints(tdb.db.knex, projections.map((p) => p.name));
-    const sent: string[] = [];
-    const onQuery = (q: { sql: string }) => { sent.push(q.sql); };
-    tdb.db.knex.on('query', onQuery);
-    t.teardown(() => { tdb.db.knex.removeListener('query', onQuery); });
-    let position = 0n;
-    const next = async (appends: Parameters<typeof store.append>[0]): Promise<RecordedEvent[]> => {
-      await store.append(appends);
-      const events = await store.readAll(position, 1000);
-      position = events[events.length - 1]!.position;
-      return events;
-    };
+    const { knex, next, sent, history } = await projectionBatches(t, projections.map((p) => p.name));
     const caches = new Map(projections.map((p) => [p.name, new RowCache()]));
-    const quote = async (id: string) => (await tdb.db.knex('quotes').where({ id }).first()) as { status: string; version: number } | undefined;
-    return { knex: tdb.db.knex, next, sent, caches, projections, quote, history: historyOf(store) };
+    const quote = async (id: string) => (await knex('quotes').where({ id }).first()) as { status: string; version: number } | undefined;
+    return { knex, next, sent, caches, projections, quote, history };
   }
 
   t.test('a batch is one statement: rows and checkpoint together', async (t) => {
