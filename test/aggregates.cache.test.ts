@@ -93,6 +93,51 @@ t.test('"nothing to do" decided on a lagging cache is confirmed on fresh state f
   t.equal((await b.load('c-4', counter)).version, 3);
 });
 
+/** Writes the price stream's total into the order stream: the order reads the price, never writes it. */
+const order = (agg: Aggregates, orderId: string, priceId: string) => {
+  let attempts = 0;
+  const done = agg.transact([orderId], async (tx) => {
+    attempts++;
+    const price = await tx.read(priceId, counter);
+    const o = await tx.load(orderId, counter);
+    return { appends: [{ streamId: orderId, expectedVersion: o.version, events: toNew([{ type: 'added', data: { n: price.state.total } }], {}) }], result: price.state.total };
+  });
+  return done.then((r) => ({ ...r, attempts }));
+};
+
+t.test('tx.read: a stream read from the cache without a read, held unchanged until the commit', async (t) => {
+  const { a, reads } = await setup(t);
+  await add(a, 'price-1', 7); // a caches the price at version 1
+  const before = reads();
+  const r = await order(a, 'order-1', 'price-1');
+  t.equal(r.result, 7);
+  t.equal(r.attempts, 1);
+  t.equal(reads() - before, 1, 'one read: the order stream (not cached), never the cached price');
+  t.equal((await a.load('price-1', counter)).version, 1, 'nothing written to the stream read');
+});
+
+t.test('tx.read: a stream another process moved since it was cached fails the append, and the decision is made again on it', async (t) => {
+  const { a, b } = await setup(t);
+  await add(a, 'price-2', 7); // a caches 7
+  await add(b, 'price-2', 3); // another process: the price is 10 now
+  const r = await order(a, 'order-2', 'price-2');
+  t.equal(r.attempts, 2, 'decided twice');
+  t.equal(r.result, 10, 'on the price as it was when the order committed');
+  t.same((await b.load('order-2', counter)).state, { total: 10, adds: 1 }, 'one order, at the new price');
+});
+
+t.test('tx.read of a stream the attempt also writes: its expected version is the check', async (t) => {
+  const { a } = await setup(t);
+  await add(a, 'both-1', 1);
+  const r = await a.transact(['both-1'], async (tx) => {
+    const seen = await tx.read('both-1', counter);
+    const s = await tx.load('both-1', counter);
+    return { appends: [{ streamId: 'both-1', expectedVersion: s.version, events: toNew([{ type: 'added', data: { n: seen.state.total } }], {}) }], result: s.version };
+  });
+  t.equal(r.result, 1);
+  t.equal((await a.load('both-1', counter)).version, 2, 'written once, not refused as "written and unchanged"');
+});
+
 t.test('peek answers from the cache only for a stream known to exist', async (t) => {
   const { a, reads } = await setup(t);
   a.assumeNew('p-1', counter); // cached at version 0: not known to exist

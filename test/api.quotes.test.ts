@@ -3,6 +3,9 @@ import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import { ManualClock } from '../src/infra/clock.ts';
 import { leg, newCustomer, quote } from './helpers/money.ts';
+import { streams } from '../src/commands/streams.ts';
+import { Aggregates } from '../src/commands/aggregates.ts';
+import { merchantDecider } from '../src/domain/merchant.ts';
 
 const clock = new ManualClock(new Date('2026-06-01T10:00:00Z'));
 const h = await startTestApp({ clock, env: { QUOTE_TTL_SECONDS: '900' } });
@@ -139,4 +142,26 @@ t.test('list quotes: newest first, cursor pages, filters', async (t) => {
   const byCustomer = await h.as(m, 'GET', `/quotes?customer_id=${customer}`);
   t.same(byCustomer.body.data.map((x: any) => x.id), [ids[4], ids[2], ids[0]]);
   t.equal((await h.as(m, 'GET', '/quotes?status=bogus')).status, 400);
+});
+
+t.test('a quote is priced on the merchant as it is when the quote commits, without reading its stream each time', async (t) => {
+  const s = h.app.services;
+  const m = await h.newMerchant('Priced elsewhere');
+  const stream = streams.merchant(m.merchantId);
+  const reads: string[] = [];
+  const onQuery = (q: { sql: string; bindings?: unknown[] }) => {
+    if (/from events where stream_id/i.test(q.sql) && (q.bindings ?? []).includes(stream)) reads.push(q.sql);
+  };
+  t.match(await quote(h, m, 'payin', leg('CI_MTN_MOMO', 'CI', 'XOF', '1000')), { total_fee: '15' }, 'the default pricing');
+  s.knex.on('query', onQuery);
+  t.teardown(() => s.knex.off('query', onQuery));
+  t.match(await quote(h, m, 'payin', leg('CI_MTN_MOMO', 'CI', 'XOF', '1000')), { total_fee: '15' });
+  t.same(reads, [], 'the merchant came from the cache, held unchanged by the append');
+  // Another process changes the pricing: this one's cache does not see it.
+  const { state } = await new Aggregates(s.store).load(stream, merchantDecider);
+  await s.store.append([{ streamId: stream, expectedVersion: 'any', events: [{ type: 'merchant.pricing_set', data: {
+    pricing: { ...state.pricing, payin: { percent: '2.25', fixed: '50' } }, at: clock.now().toISOString() } }] }]);
+  reads.length = 0;
+  t.match(await quote(h, m, 'payin', leg('CI_MTN_MOMO', 'CI', 'XOF', '1000')), { total_fee: '73', receive_amount: '927' }, 'the new pricing');
+  t.equal(reads.length, 1, 'read once: the cached merchant had moved');
 });

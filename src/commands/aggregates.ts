@@ -1,7 +1,9 @@
 // Reads aggregates from the event store and appends their decisions with optimistic concurrency.
 // A small in-process cache keeps each stream's folded state and version, so a hot stream (a wallet)
 // is not re-read from its first event on every command; the expected version on append keeps the
-// cache honest (a conflict drops the entry and the command is decided again).
+// cache honest (a conflict drops the entry and the command is decided again). A stream a decision
+// only reads (`tx.read`: the merchant a quote is priced with) is held to the same check: the append
+// commits only if it is still at the version read (AppendOptions.unchanged).
 //
 // Inside `transact` the cache is trusted without a read: a cached state can only lag the store
 // (events are never removed), and deciding on a lagging state either appends with a stale expected
@@ -26,12 +28,21 @@ export interface Loaded<S> {
 /** What an attempt inside `transact` loads its aggregates with. */
 export interface AttemptLoader {
   load<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>>;
+  /**
+   * A stream the decision reads but does not write, loaded like `load` (the cache, trusted): the
+   * append then commits only if the stream is still at the version read, so the decision stands on
+   * the stream as it is at the commit; if it moved, the attempt is decided again on fresh state.
+   */
+  read<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>>;
 }
 
 interface Used {
   decider: Decider<unknown, DomainEvent>;
   state: unknown;
+  version: number;
   fromCache: boolean;
+  /** Read with `tx.read`: required unchanged by the append unless the attempt writes to it. */
+  readOnly: boolean;
 }
 
 const CACHE_LIMIT = 10_000;
@@ -85,6 +96,15 @@ export class Aggregates {
   }
 
   /**
+   * The cached state of a stream that exists, if it is at `version` or newer; never a read. For a
+   * caller that knows how new a state it needs (infra/eventstore/seen-versions.ts).
+   */
+  cachedAtLeast<S>(streamId: string, version: number): Loaded<S> | undefined {
+    const cached = this.cache.get(streamId) as { state: S; version: number } | undefined;
+    return cached && cached.version > 0 && cached.version >= version ? { streamId, ...cached } : undefined;
+  }
+
+  /**
    * A yes/no question whose "yes" may come from a lagging state (a stale "yes" costs only work that
    * is idempotent anyway) but whose "no" must hold on the store as it is now: a lagging state can
    * say "no" merely because what makes it "yes" was appended later (a transfer's next disbursement
@@ -118,14 +138,17 @@ export class Aggregates {
       let trustCache = true;
       for (let i = 1; ; i++) {
         const used = new Map<string, Used>();
-        const tx: AttemptLoader = {
-          load: async <S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>> => {
-            const cached = trustCache ? (this.cache.get(streamId) as { state: S; version: number } | undefined) : undefined;
-            const loaded = cached ? { streamId, ...cached } : await this.load(streamId, decider);
-            used.set(streamId, { decider: decider as unknown as Decider<unknown, DomainEvent>, state: loaded.state, fromCache: !!cached });
-            return loaded;
-          },
+        const loadFor = (readOnly: boolean) => async <S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>> => {
+          const cached = trustCache ? (this.cache.get(streamId) as { state: S; version: number } | undefined) : undefined;
+          const loaded = cached ? { streamId, ...cached } : await this.load(streamId, decider);
+          const earlier = used.get(streamId);
+          used.set(streamId, {
+            decider: decider as unknown as Decider<unknown, DomainEvent>, state: loaded.state, version: loaded.version,
+            fromCache: !!cached, readOnly: readOnly && (earlier?.readOnly ?? true),
+          });
+          return loaded;
         };
+        const tx: AttemptLoader = { load: loadFor(false), read: loadFor(true) };
         const unverified = () => [...used].filter(([, u]) => u.fromCache).map(([id]) => id);
         let outcome: { appends: StreamAppend[]; result: R };
         try {
@@ -146,8 +169,10 @@ export class Aggregates {
           trustCache = false;
           continue;
         }
+        const written = new Set(nonEmpty.map((a) => a.streamId));
+        const unchanged = [...used].filter(([id, u]) => u.readOnly && !written.has(id)).map(([id, u]) => ({ streamId: id, version: u.version }));
         try {
-          const append = await this.store.append(nonEmpty);
+          const append = await this.store.append(nonEmpty, unchanged.length > 0 ? { unchanged } : undefined);
           try {
             this.advance(used, nonEmpty, append);
           } catch {
@@ -158,10 +183,13 @@ export class Aggregates {
         } catch (err) {
           if (err instanceof WrongExpectedVersion && i < MAX_ATTEMPTS) {
             for (const a of nonEmpty) this.forget(a.streamId);
+            for (const u of unchanged) this.forget(u.streamId);
             await new Promise((r) => setTimeout(r, conflictPauseMs(i)));
             continue;
           }
-          for (const a of nonEmpty) this.forget(a.streamId); // in doubt (e.g. a lost connection): read next time
+          // In doubt (e.g. a lost connection): read next time.
+          for (const a of nonEmpty) this.forget(a.streamId);
+          for (const u of unchanged) this.forget(u.streamId);
           throw err;
         }
       }

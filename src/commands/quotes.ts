@@ -4,7 +4,7 @@ import * as Q from '../domain/quote.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
-import { loadMerchant, requireCustomer } from './lookups.ts';
+import { readMerchant, requireCustomer } from './lookups.ts';
 
 export type QuoteRequest =
   | ({ flow: 'payin' | 'payout' } & Q.QuoteLeg)
@@ -26,13 +26,14 @@ export async function createQuote(
     if (existing.state.exists) return existing.state; // a retry that took over the claim
   }
   if (c.customerId !== null) await requireCustomer(s, c.merchantId, c.customerId);
-  const merchant = await loadMerchant(s, c.merchantId);
   const now = s.clock.now();
-  const common = {
-    quoteId: c.quoteId, merchantId: c.merchantId, customerId: c.customerId, routing: merchant.routing, pricing: merchant.pricing,
-    at: now.toISOString(), expiresAt: new Date(now.getTime() + s.config.quoteTtlSeconds * 1000).toISOString(),
-  };
   const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
+    // Priced on the merchant's routing and pricing as they are when the quote commits.
+    const merchant = await readMerchant(tx, c.merchantId);
+    const common = {
+      quoteId: c.quoteId, merchantId: c.merchantId, customerId: c.customerId, routing: merchant.routing, pricing: merchant.pricing,
+      at: now.toISOString(), expiresAt: new Date(now.getTime() + s.config.quoteTtlSeconds * 1000).toISOString(),
+    };
     const loaded = await tx.load(streamId, Q.quoteDecider);
     const r = c.request;
     const events = r.flow === 'transfer' ? Q.quoteTransfer(loaded.state, { ...common, ...r }) : Q.quotePayinOrPayout(loaded.state, { ...common, ...r });

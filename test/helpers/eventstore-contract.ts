@@ -63,6 +63,48 @@ export function eventStoreContract(t: Test, make: () => Promise<ContractStore>):
     t.same(ok.versions, { [a]: 1, [b]: 2 });
   });
 
+  t.test('a stream required unchanged: the append commits only if it is at its version, and nothing is written to it', async (t) => {
+    const { store, teardown } = await make();
+    t.teardown(teardown);
+    const read = stream('read');
+    const written = stream('written');
+    await store.append([{ streamId: read, expectedVersion: 0, events: [{ type: 'r1', data: {} }, { type: 'r2', data: {} }] }]);
+    const ok = await store.append([{ streamId: written, expectedVersion: 0, events: [{ type: 'w1', data: {} }] }], { unchanged: [{ streamId: read, version: 2 }] });
+    t.same(ok.versions, { [written]: 1 }, 'the written stream only');
+    t.same(ok.events.map((e) => e.streamId), [written]);
+    t.equal((await store.readStream(read)).length, 2, 'nothing written to the unchanged stream');
+    const stale = await store.append([{ streamId: written, expectedVersion: 1, events: [{ type: 'w2', data: {} }] }], { unchanged: [{ streamId: read, version: 1 }] })
+      .then(() => undefined, (err: unknown) => err);
+    t.ok(stale instanceof WrongExpectedVersion, 'a stream that moved since fails the append');
+    t.equal((stale as WrongExpectedVersion).streamId, read, 'naming the unchanged stream');
+    t.equal((stale as WrongExpectedVersion).actual, 2);
+    t.equal((await store.readStream(written)).length, 1, 'nothing written');
+    await t.rejects(store.append([{ streamId: written, expectedVersion: 1, events: [{ type: 'w2', data: {} }] }], { unchanged: [{ streamId: stream('absent'), version: 1 }] }),
+      WrongExpectedVersion, 'a stream that does not exist is at version 0');
+    const absent = await store.append([{ streamId: written, expectedVersion: 1, events: [{ type: 'w2', data: {} }] }], { unchanged: [{ streamId: stream('absent'), version: 0 }] });
+    t.equal(absent.versions[written], 2, 'version 0 holds for a stream that does not exist');
+    await t.rejects(Promise.resolve().then(() => store.append([{ streamId: written, expectedVersion: 2, events: [{ type: 'w3', data: {} }] }], { unchanged: [{ streamId: written, version: 2 }] })),
+      /both written and required unchanged/, 'a stream both written and required unchanged is refused');
+  });
+
+  t.test('an append that moves a stream fails a later append of the same batch that needed it unchanged', async (t) => {
+    const { store, teardown } = await make();
+    t.teardown(teardown);
+    const hot = stream('hot');
+    const a = stream('a');
+    const b = stream('b');
+    await store.append([{ streamId: hot, expectedVersion: 0, events: [{ type: 'h1', data: {} }] }]);
+    // Made in one turn: a group-committing store plans them in one batch, in this order.
+    const [moved, needed] = await Promise.allSettled([
+      store.append([{ streamId: hot, expectedVersion: 1, events: [{ type: 'h2', data: {} }] }, { streamId: a, expectedVersion: 0, events: [{ type: 'a1', data: {} }] }]),
+      store.append([{ streamId: b, expectedVersion: 0, events: [{ type: 'b1', data: {} }] }], { unchanged: [{ streamId: hot, version: 1 }] }),
+    ]);
+    t.equal(moved.status, 'fulfilled', 'the append that moved it commits');
+    t.equal(needed.status, 'rejected', 'the append that needed it at version 1 does not');
+    t.ok(needed.status === 'rejected' && needed.reason instanceof WrongExpectedVersion);
+    t.same(await store.readStream(b), [], 'nothing written by it');
+  });
+
   t.test('metadata, ids and data round-trip', async (t) => {
     const { store, teardown } = await make();
     t.teardown(teardown);

@@ -19,6 +19,11 @@
 // log offsets of this store only: read-model checkpoints taken on the PostgreSQL store mean nothing
 // here (moving the events to KurrentDB means rebuilding the projections).
 //
+// Streams required unchanged (AppendOptions.unchanged): KurrentDB cannot make an append conditional
+// on a stream it does not write, so each one's version is read just before the append. A change
+// committed between that read and the append is not caught here (the PostgreSQL store checks under
+// its append lock): the guarantee of reading the stream, then appending.
+//
 // Metadata: multi-stream appends only take flat string-to-string metadata, so every event carries
 // ours as two string properties: the metadata as JSON, and the time from the injected clock (the
 // same `createdAt` the PostgreSQL store records). Events written by something else are read with
@@ -44,11 +49,12 @@ import {
   type StreamAppend,
   type SubscribeOptions,
   type Subscription,
+  type AppendOptions,
 } from './types.ts';
+import { checkAppend } from './check-append.ts';
 
 const META_KEY = 'payments.metadata';
 const CREATED_KEY = 'payments.created_at';
-const MAX_EVENTS_PER_APPEND = 1000;
 const GRPC_UNIMPLEMENTED = 12;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -143,14 +149,14 @@ export class KurrentEventStore implements EventStore {
     this.client = KurrentDBClient.connectionString(url);
   }
 
-  async append(appends: StreamAppend[]): Promise<AppendResult> {
+  async append(appends: StreamAppend[], opts: AppendOptions = {}): Promise<AppendResult> {
     if (this.closed) throw new Error('event store closed');
-    if (appends.length === 0) throw new Error('append with no streams');
-    for (const a of appends) {
-      if (a.events.length === 0) throw new Error(`append to ${a.streamId} with no events`);
-      if (a.events.length > MAX_EVENTS_PER_APPEND) throw new Error(`too many events for ${a.streamId}`);
+    const unchanged = opts.unchanged ?? [];
+    checkAppend(appends, unchanged);
+    for (const u of unchanged) {
+      const actual = await this.versionOf(u.streamId);
+      if (actual !== u.version) throw new WrongExpectedVersion(u.streamId, u.version, actual);
     }
-    if (new Set(appends.map((a) => a.streamId)).size !== appends.length) throw new Error('one append names the same stream twice');
 
     const at = this.clock.now().toISOString();
     const prepared = appends.map((a) => {
@@ -216,6 +222,19 @@ export class KurrentEventStore implements EventStore {
     }
     if (found.size !== wanted.size) throw new Error(`appended events not found in ${streamId}`);
     return ids.map((id) => found.get(id)!);
+  }
+
+  /** A stream's current version (0: no such stream), from its newest event, on the leader. */
+  private async versionOf(streamId: string): Promise<number> {
+    try {
+      for await (const r of this.client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1, requiresLeader: true })) {
+        if (r.event) return Number(r.event.revision) + 1;
+      }
+    } catch (err) {
+      if (err instanceof StreamNotFoundError) return 0;
+      throw err;
+    }
+    return 0;
   }
 
   async readStream(streamId: string, fromVersion = 1, toVersion?: number): Promise<RecordedEvent[]> {

@@ -32,15 +32,17 @@ import {
   type StreamAppend,
   type SubscribeOptions,
   type Subscription,
+  type AppendOptions,
+  type UnchangedStream,
 } from './types.ts';
 import { pollingSubscription, Wakeup } from './polling-subscription.ts';
 import { RecentAppends } from './recent-appends.ts';
+import { checkAppend } from './check-append.ts';
 import { StatementBatcher } from '../statement-batcher.ts';
 import { crashPoint } from '../crash-points.ts';
 
 export const APPEND_LOCK_KEY = 7_201_410_001; // arbitrary, fixed: the global append lock
 const MAX_BATCH_APPENDS = 256;
-const MAX_EVENTS_PER_APPEND = 1000;
 const NOTIFY_CHANNEL = 'event_store_appended';
 /** Plans of one batch before giving up on versions that keep moving (each round is one round trip). */
 const MAX_PLAN_ROUNDS = 16;
@@ -48,6 +50,8 @@ const SEEN_VERSIONS_KEPT = 100_000;
 
 interface Pending {
   appends: StreamAppend[];
+  /** Streams that must still be at a version (read, not written: types.ts UnchangedStream). */
+  unchanged: UnchangedStream[];
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
 }
@@ -107,15 +111,25 @@ const APPEND_SQL = `SELECT ${COLUMNS}, conflict FROM event_store_append($1, $2, 
 interface BatchPlan {
   outcomes: Array<{ ok: true; eventIds: string[]; versions: Record<string, number> } | Error>;
   cols: { stream: string[]; version: number[]; id: string[]; type: string[]; data: string[]; meta: string[]; at: string[] };
+  /** Every stream the batch was planned on, at its version once the batch is written. */
   versions: Map<string, number>;
+  /** The streams written to, at their new versions. */
+  moved: Map<string, number>;
 }
 
 /** Each pending append's expected-version check against the locked versions, and the rows to insert. */
 function planBatch(batch: Pending[], versions: Map<string, number>, now: Date): BatchPlan {
   const cols: BatchPlan['cols'] = { stream: [], version: [], id: [], type: [], data: [], meta: [], at: [] };
   const outcomes: BatchPlan['outcomes'] = [];
+  const moved = new Map<string, number>();
   const at = now.toISOString();
   for (const p of batch) {
+    // An earlier append of this batch that wrote to a stream this one needs unchanged moved it.
+    const stale = p.unchanged.find((u) => u.version !== versions.get(u.streamId));
+    if (stale) {
+      outcomes.push(new WrongExpectedVersion(stale.streamId, stale.version, versions.get(stale.streamId)!));
+      continue;
+    }
     const failed = p.appends.find((a) => a.expectedVersion !== 'any' && a.expectedVersion !== versions.get(a.streamId));
     if (failed) {
       outcomes.push(new WrongExpectedVersion(failed.streamId, failed.expectedVersion, versions.get(failed.streamId)!));
@@ -138,18 +152,19 @@ function planBatch(batch: Pending[], versions: Map<string, number>, now: Date): 
         cols.at.push(at);
       }
       versions.set(a.streamId, v);
+      moved.set(a.streamId, v);
       newVersions[a.streamId] = v;
     }
     outcomes.push({ ok: true, eventIds, versions: newVersions });
   }
-  return { outcomes, cols, versions };
+  return { outcomes, cols, versions, moved };
 }
 
 function insertValues(plan: BatchPlan, notifyChannel: string | null = null): unknown[] {
   const { cols } = plan;
-  const touched = [...plan.versions.entries()];
+  const moved = [...plan.moved.entries()];
   return [cols.stream, cols.version, cols.id, cols.type, cols.data, cols.meta, cols.at,
-    touched.map(([s]) => s), touched.map(([, v]) => v), notifyChannel];
+    moved.map(([s]) => s), moved.map(([, v]) => v), notifyChannel];
 }
 
 function finishBatch(plan: BatchPlan, rows: Row[]): Array<AppendResult | Error> {
@@ -209,16 +224,12 @@ export class PostgresEventStore implements EventStore {
     this.listener = client;
   }
 
-  append(appends: StreamAppend[]): Promise<AppendResult> {
+  append(appends: StreamAppend[], opts: AppendOptions = {}): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('event store closed'));
-    for (const a of appends) {
-      if (a.events.length === 0) throw new Error(`append to ${a.streamId} with no events`);
-      if (a.events.length > MAX_EVENTS_PER_APPEND) throw new Error(`too many events for ${a.streamId}`);
-    }
-    const ids = new Set(appends.map((a) => a.streamId));
-    if (ids.size !== appends.length) throw new Error('one append names the same stream twice');
+    const unchanged = opts.unchanged ?? [];
+    checkAppend(appends, unchanged);
     return new Promise((resolve, reject) => {
-      this.queue.push({ appends, resolve, reject });
+      this.queue.push({ appends, unchanged, resolve, reject });
       void this.drain();
     });
   }
@@ -332,6 +343,10 @@ export class PostgresEventStore implements EventStore {
         const known = versions.get(a.streamId) ?? this.seen.get(a.streamId) ?? 0;
         versions.set(a.streamId, typeof a.expectedVersion === 'number' ? Math.max(known, a.expectedVersion) : known);
       }
+      for (const u of p.unchanged) {
+        const known = versions.get(u.streamId) ?? this.seen.get(u.streamId) ?? 0;
+        versions.set(u.streamId, Math.max(known, u.version));
+      }
     }
     return versions;
   }
@@ -346,7 +361,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async currentVersions(query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[] }>, batch: Pending[]): Promise<Map<string, number>> {
-    const streamIds = [...new Set(batch.flatMap((p) => p.appends.map((a) => a.streamId)))];
+    const streamIds = [...new Set(batch.flatMap((p) => [...p.appends.map((a) => a.streamId), ...p.unchanged.map((u) => u.streamId)]))];
     const current = (await query(VERSIONS_SQL, [streamIds])).rows as Array<{ stream_id: string; version: number }>;
     const versions = new Map<string, number>(streamIds.map((id) => [id, 0]));
     for (const r of current) versions.set(r.stream_id, r.version);

@@ -40,6 +40,20 @@ export interface StreamAppend {
   events: NewEvent[];
 }
 
+/**
+ * A stream a decision read but does not write: the append commits only if it is still at `version`
+ * (the decision's reading is then the stream as of the commit), else fails with WrongExpectedVersion
+ * naming it. Nothing is written to it.
+ */
+export interface UnchangedStream {
+  streamId: string;
+  version: number;
+}
+
+export interface AppendOptions {
+  unchanged?: UnchangedStream[];
+}
+
 export interface AppendResult {
   /** Global position of the last event written (the one to wait for, for read-your-writes). */
   position: bigint;
@@ -86,8 +100,9 @@ export interface EventStore {
   /**
    * Appends to one or more streams atomically: every stream's expected version holds and all
    * events are written, or nothing is (WrongExpectedVersion names the first stream that failed).
+   * `unchanged`: streams that must still be at a version for the append to commit (UnchangedStream).
    */
-  append(appends: StreamAppend[]): Promise<AppendResult>;
+  append(appends: StreamAppend[], opts?: AppendOptions): Promise<AppendResult>;
   /** A stream's events from `fromVersion` (1-based, inclusive) on, up to `toVersion` (inclusive) if given, in order. */
   readStream(streamId: string, fromVersion?: number, toVersion?: number): Promise<RecordedEvent[]>;
   /** Events after `after` in the global order, never skipping one that commits late. */
