@@ -22,6 +22,8 @@ import { Projector } from './projections/projector.ts';
 import { Scheduler } from './infra/scheduler.ts';
 import { Metrics } from './infra/metrics.ts';
 import { MerchantRowCache } from './projections/merchant-row-cache.ts';
+import { SeenVersions } from './infra/eventstore/seen-versions.ts';
+import { isMerchantStream } from './commands/streams.ts';
 import { stateSources } from './ops/metrics-sources.ts';
 import { createHttpApp } from './api/server.ts';
 import { createHttpServer } from './api/http-server.ts';
@@ -104,6 +106,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     resolver: opts.resolver ?? systemResolver,
     idempotency: new IdempotencyStore(db.knex, clock),
     metrics: new Metrics(),
+    merchantVersions: new SeenVersions(isMerchantStream),
     keyCache: new MerchantRowCache(),
     scheduler: new Scheduler(db.knex, clock, log, { leaseMs: config.jobLeaseMs }),
     settle: async (position) => {
@@ -118,8 +121,9 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
 
   services.metrics.watch(stateSources(services));
   // Keys are created, rotated and revoked and merchants suspended on merchant streams.
+  projector.onApplied((events) => services.merchantVersions.observe(events));
   projector.onApplied((events) => {
-    if (!events.some((e) => e.streamId.startsWith('merchant-'))) return;
+    if (!events.some((e) => isMerchantStream(e.streamId))) return;
     services.keyCache.clear();
   });
   await projector.start();

@@ -11,6 +11,7 @@ import type { Resolver } from './infra/url-safety.ts';
 import type { Aggregates } from './commands/aggregates.ts';
 import type { IdempotencyStore } from './commands/idempotency.ts';
 import type { Projector } from './projections/projector.ts';
+import type { SeenVersions } from './infra/eventstore/seen-versions.ts';
 import type { Scheduler } from './infra/scheduler.ts';
 import type { Metrics } from './infra/metrics.ts';
 import type { MerchantRowCache } from './projections/merchant-row-cache.ts';
@@ -36,6 +37,8 @@ export interface Services {
   scheduler: Scheduler;
   /** Prometheus instruments (GET /metrics). */
   metrics: Metrics;
+  /** The newest version of each merchant stream this process has read in the global order (the webhook recorder's target). */
+  merchantVersions: SeenVersions;
   /** API-key rows as the read model has them, cleared by the projector on merchant events. */
   keyCache: MerchantRowCache<KeyRow>;
   /** Read-your-writes: waits until every read model includes the given position. */

@@ -9,3 +9,5 @@ export const streams = {
   wallet: (merchantId: string, currency: string) => `wallet-${merchantId}-${currency}`,
   webhookTest: (id: string) => `webhook_test-${id}`,
 };
+
+export const isMerchantStream = (streamId: string) => streamId.startsWith('merchant-');

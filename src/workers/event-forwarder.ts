@@ -119,6 +119,9 @@ export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
           after,
           batchSize: 500,
           handler: async (events) => {
+            // Before any publish: a consumer of these events may rely on this process having read
+            // the global order up to them (webhooks/targets.ts).
+            s.merchantVersions.observe(events);
             const startedUnder = generation();
             const publish = events.filter(forwarded);
             for (let i = 0; i < publish.length; i += PUBLISH_WINDOW) {

@@ -14,7 +14,7 @@ import type { Services } from '../../services.ts';
 import type { ForwardedEvent } from '../event-forwarder.ts';
 import { draftOf, type Envelope, type WebhookEventDraft } from './envelope.ts';
 import { webhookResourceOf } from './resources.ts';
-import { webhookTargetOf } from './targets.ts';
+import { webhookTargetAsOf } from './targets.ts';
 import { StatementBatcher } from '../../infra/statement-batcher.ts';
 
 export const JOB_KIND = 'webhook.delivery';
@@ -85,8 +85,8 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: 
     throw new Error(`webhook snapshot of ${ev.stream_id} carries no (or an inconsistent) merchant_id`);
   }
   const now = s.clock.now();
-  // As the merchant's stream has it now: it includes every merchant event before this one.
-  const url = (await webhookTargetOf(s, merchantId))?.url ?? '';
+  // As the merchant's stream was at this event or later: every merchant event before it counts.
+  const url = (await webhookTargetAsOf(s, merchantId, BigInt(ev.position)))?.url ?? '';
   const configured = url !== '';
   const rowOf = (d: WebhookEventDraft, i: number) => ({
     id: d.envelope.id, merchant_id: merchantId, event: d.envelope.event, resource_type: d.resourceType,

@@ -5,7 +5,7 @@
 // recorder's wait for them was most of a transfer's webhook latency (bench issue 8: transfer-e2e
 // p99 ~190 ms with it, ~100 ms without). A URL set or a secret rotated is used by the next attempt.
 import type { Services } from '../../services.ts';
-import { merchantDecider } from '../../domain/merchant.ts';
+import { merchantDecider, type MerchantState } from '../../domain/merchant.ts';
 import { streams } from '../../commands/streams.ts';
 
 export interface WebhookTarget {
@@ -14,8 +14,25 @@ export interface WebhookTarget {
   sealedSecret: string | null;
 }
 
+const targetOf = (state: MerchantState): WebhookTarget | undefined =>
+  (state.exists ? { url: state.webhookUrl, sealedSecret: state.webhookSecretSealed } : undefined);
+
+/** As the merchant's stream is now (a delivery attempt). */
 export async function webhookTargetOf(s: Services, merchantId: string): Promise<WebhookTarget | undefined> {
-  const { state } = await s.aggregates.load(streams.merchant(merchantId), merchantDecider);
-  if (!state.exists) return undefined;
-  return { url: state.webhookUrl, sealedSecret: state.webhookSecretSealed };
+  return targetOf((await s.aggregates.load(streams.merchant(merchantId), merchantDecider)).state);
+}
+
+/**
+ * As the merchant's stream was at `position` or later (the recorder: the target as of the event it
+ * records). Once this process has read the global order past the position, a cached state as new as
+ * the newest merchant event read includes every merchant event up to it (seen-versions.ts): no read
+ * (bench issue 8: the read was one statement per payin). Otherwise, as now.
+ */
+export async function webhookTargetAsOf(s: Services, merchantId: string, position: bigint): Promise<WebhookTarget | undefined> {
+  const streamId = streams.merchant(merchantId);
+  if (s.merchantVersions.position >= position) {
+    const cached = s.aggregates.cachedAtLeast<MerchantState>(streamId, s.merchantVersions.latest(streamId));
+    if (cached) return targetOf(cached.state);
+  }
+  return webhookTargetOf(s, merchantId);
 }
