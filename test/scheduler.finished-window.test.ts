@@ -30,3 +30,24 @@ t.test('jobs finishing a few milliseconds apart: one DELETE; stop() leaves no fi
   const left = await knex('jobs').count<{ count: string }[]>('* as count');
   t.equal(Number(left[0]!.count), 0, 'stop() waited for the removals');
 });
+
+t.test('jobs finishing a dozen milliseconds apart still share one DELETE (the window is 25 ms)', async (t) => {
+  const tdb = await testDatabase();
+  t.teardown(() => tdb.teardown());
+  const knex = tdb.db.knex;
+  const s = new Scheduler(knex, systemClock, log);
+  const ran: string[] = [];
+  // One at a time, 12 ms each: the second finishes at least 12 ms after the first.
+  s.register('k', async (job) => { await new Promise((r) => setTimeout(r, 12)); ran.push(job.key); }, { concurrency: 1 });
+  const deletes: string[] = [];
+  const onQuery = (q: { sql: string }) => { if (/^DELETE FROM jobs/.test(q.sql.trim())) deletes.push(q.sql); };
+  knex.on('query', onQuery);
+  t.teardown(() => { knex.off('query', onQuery); });
+  await Promise.all(['a', 'b'].map((key) => s.schedule('k', key, {}, systemClock.now())));
+  s.start();
+  const end = Date.now() + 5000;
+  while (ran.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
+  await s.stop();
+  t.same([...ran].sort(), ['a', 'b']);
+  t.equal(deletes.length, 1, 'one DELETE for both');
+});
