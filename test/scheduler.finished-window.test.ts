@@ -1,6 +1,6 @@
 // Finished jobs are removed together over a short window, without holding their run's slot, and
 // stop() waits for the removals under way.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import pino from 'pino';
 import { Scheduler } from '../src/infra/scheduler.ts';
 import { systemClock } from '../src/infra/clock.ts';
@@ -8,46 +8,42 @@ import { testDatabase } from './helpers/db.ts';
 
 const log = pino({ level: 'silent' });
 
-t.test('jobs finishing a few milliseconds apart: one DELETE; stop() leaves no finished job behind', async (t) => {
+/**
+ * Runs `keys` as jobs of one kind, one at a time, each lasting `runMs`, until all ran and the
+ * scheduler stopped. Returns the keys run and the DELETE statements sent, and the jobs left.
+ */
+async function runOneAtATime(t: Test, keys: string[], runMs: number) {
   const tdb = await testDatabase();
   t.teardown(() => tdb.teardown());
   const knex = tdb.db.knex;
   const s = new Scheduler(knex, systemClock, log);
   const ran: string[] = [];
   // One at a time: each run waits for the previous one's slot, not for its removal.
-  s.register('k', async (job) => { ran.push(job.key); await new Promise((r) => setTimeout(r, 1)); }, { concurrency: 1 });
+  s.register('k', async (job) => { ran.push(job.key); await new Promise((r) => setTimeout(r, runMs)); }, { concurrency: 1 });
   const deletes: string[] = [];
   const onQuery = (q: { sql: string }) => { if (/^DELETE FROM jobs/.test(q.sql.trim())) deletes.push(q.sql); };
   knex.on('query', onQuery);
   t.teardown(() => { knex.off('query', onQuery); });
-  await Promise.all(['a', 'b', 'c'].map((key) => s.schedule('k', key, {}, systemClock.now())));
+  await Promise.all(keys.map((key) => s.schedule('k', key, {}, systemClock.now())));
   s.start();
   const end = Date.now() + 5000;
-  while (ran.length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
+  while (ran.length < keys.length && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
   await s.stop();
+  const left = await knex('jobs').count<{ count: string }[]>('* as count');
+  return { ran, deletes, left: Number(left[0]!.count) };
+}
+
+t.test('jobs finishing a few milliseconds apart: one DELETE; stop() leaves no finished job behind', async (t) => {
+  const { ran, deletes, left } = await runOneAtATime(t, ['a', 'b', 'c'], 1);
   t.same([...ran].sort(), ['a', 'b', 'c'], 'every job ran once');
   t.ok(deletes.length < 3, `${deletes.length} DELETE(s) for 3 finished jobs`);
-  const left = await knex('jobs').count<{ count: string }[]>('* as count');
-  t.equal(Number(left[0]!.count), 0, 'stop() waited for the removals');
+  t.equal(left, 0, 'stop() waited for the removals');
 });
 
 t.test('jobs finishing a dozen milliseconds apart still share one DELETE (the window is 25 ms)', async (t) => {
-  const tdb = await testDatabase();
-  t.teardown(() => tdb.teardown());
-  const knex = tdb.db.knex;
-  const s = new Scheduler(knex, systemClock, log);
-  const ran: string[] = [];
-  // One at a time, 12 ms each: the second finishes at least 12 ms after the first.
-  s.register('k', async (job) => { await new Promise((r) => setTimeout(r, 12)); ran.push(job.key); }, { concurrency: 1 });
-  const deletes: string[] = [];
-  const onQuery = (q: { sql: string }) => { if (/^DELETE FROM jobs/.test(q.sql.trim())) deletes.push(q.sql); };
-  knex.on('query', onQuery);
-  t.teardown(() => { knex.off('query', onQuery); });
-  await Promise.all(['a', 'b'].map((key) => s.schedule('k', key, {}, systemClock.now())));
-  s.start();
-  const end = Date.now() + 5000;
-  while (ran.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
-  await s.stop();
+  // 12 ms each: the second finishes at least 12 ms after the first.
+  const { ran, deletes, left } = await runOneAtATime(t, ['a', 'b'], 12);
   t.same([...ran].sort(), ['a', 'b']);
   t.equal(deletes.length, 1, 'one DELETE for both');
+  t.equal(left, 0);
 });
