@@ -22,7 +22,7 @@ import { Projector } from './projections/projector.ts';
 import { Scheduler } from './infra/scheduler.ts';
 import { Metrics } from './infra/metrics.ts';
 import { MerchantRowCache } from './projections/merchant-row-cache.ts';
-import { SeenVersions } from './infra/eventstore/seen-versions.ts';
+import { SeenVersions, type SeenVersionsReader } from './infra/eventstore/seen-versions.ts';
 import { isMerchantStream } from './commands/streams.ts';
 import { stateSources } from './ops/metrics-sources.ts';
 import { createHttpApp } from './api/server.ts';
@@ -121,12 +121,17 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
 
   services.metrics.watch(stateSources(services));
   // Keys are created, rotated and revoked and merchants suspended on merchant streams.
-  projector.onApplied((events) => services.merchantVersions.observe(events));
+  // The projector reads the global order: what it applies counts for the merchant versions seen.
+  let projectorSeen: SeenVersionsReader | undefined;
+  projector.onStarted((after) => { projectorSeen = services.merchantVersions.reader(after); });
+  projector.onApplied((events) => projectorSeen?.observe(events));
   projector.onApplied((events) => {
     if (!events.some((e) => isMerchantStream(e.streamId))) return;
     services.keyCache.clear();
   });
   await projector.start();
+  // Before any worker or request caches a state: every event up to the head is in what they read.
+  services.merchantVersions.setBaseline(await store.head());
   const stops: Array<() => Promise<void>> = [];
   if (config.role !== 'api') {
     for (const w of workers) stops.push(await w.start(services));

@@ -93,6 +93,7 @@ export class Projector {
   private position = 0n;
   private waiters: Array<{ position: bigint; resolve: () => void }> = [];
   private appliedListeners: Array<(events: RecordedEvent[]) => void> = [];
+  private startListeners: Array<(after: bigint) => void> = [];
   /** Each projection's rows as this projector last wrote them (row-cache.ts). */
   private readonly rowCaches = new Map<string, RowCache>();
   private readonly history: StreamHistory;
@@ -121,6 +122,7 @@ export class Projector {
       if (after === undefined || at < after) after = at;
     }
     this.position = after ?? 0n;
+    for (const listener of this.startListeners) listener(this.position);
     this.known = undefined; // read under the lock by the first batch
     this.sub = this.store.subscribe({
       after: this.position,
@@ -138,6 +140,11 @@ export class Projector {
       },
       onError: (err) => this.log.error({ err }, 'projection batch failed; retrying'),
     });
+  }
+
+  /** Called as the projector starts, with the position it reads on from (its checkpoint). */
+  onStarted(listener: (after: bigint) => void): void {
+    this.startListeners.push(listener);
   }
 
   /** Called after each batch is in the read models, with its events (caches that derive from them). */

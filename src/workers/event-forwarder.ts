@@ -115,13 +115,14 @@ export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
 
       const subscribe = (after: bigint): Subscription => {
         const mine = epoch;
+        const seen = s.merchantVersions.reader(after);
         return s.store.subscribe({
           after,
           batchSize: 500,
           handler: async (events) => {
             // Before any publish: a consumer of these events may rely on this process having read
             // the global order up to them (webhooks/targets.ts).
-            s.merchantVersions.observe(events);
+            seen.observe(events);
             const startedUnder = generation();
             const publish = events.filter(forwarded);
             for (let i = 0; i < publish.length; i += PUBLISH_WINDOW) {

@@ -1,38 +1,78 @@
 // The newest version of each watched stream that this process's readers of the global order have
-// seen, and how far they have read. A cached aggregate at least that new includes every event of its
-// stream up to that position, whichever process appended them: a reader that needs a stream only
-// "as of" a committed event (the webhook recorder and the merchant's URL) can skip the read of the
-// stream's tail.
+// seen, and up to which position that is complete. A cached aggregate at least that new includes
+// every event of its stream up to that position, whichever process appended them: a reader that
+// needs a stream only "as of" a committed event (the webhook recorder and the merchant's URL) can
+// skip the read of the stream's tail.
 //
-// Why that holds: a reader of the global order (the event forwarder, the projector) gets it with no
-// gaps (appends commit in position order), so once one has passed position P, every watched event at
-// or before P went through `observe`. Events before a reader's starting checkpoint were committed
-// before this process started, and any state this process caches was read after that.
+// Why that holds. A reader of the global order (the projector, the event forwarder) gets it with no
+// gaps (appends commit in position order), so it observes every watched event after its starting
+// checkpoint up to where it has read: an interval (from, to]. The baseline, set once at start before
+// anything is cached, is the store's head then: every event at or below it was committed before any
+// state this process caches was read. The position is as far as the baseline and the readers'
+// intervals cover without a gap (a reader that started past the covered part counts only once the
+// others have caught up with its start: after a restart, the events below its checkpoint may be
+// newer than a state cached meanwhile).
 import type { RecordedEvent } from './types.ts';
+
+export interface SeenVersionsReader {
+  /** A batch, in order, right after what this reader observed before (or its start). */
+  observe(events: RecordedEvent[]): void;
+}
 
 export class SeenVersions {
   private readonly versions = new Map<string, number>();
-  private through = 0n;
+  private readonly readers: Array<{ from: bigint; to: bigint }> = [];
+  private baseline: bigint | undefined;
+  private covered = 0n;
 
   constructor(private readonly watches: (streamId: string) => boolean) {}
 
-  /** A batch from a reader of the global order, in order, with nothing before it left unread. */
-  observe(events: RecordedEvent[]): void {
-    for (const e of events) {
-      if (!this.watches(e.streamId)) continue;
-      if (e.version > (this.versions.get(e.streamId) ?? 0)) this.versions.set(e.streamId, e.version);
-    }
-    const last = events[events.length - 1]?.position;
-    if (last !== undefined && last > this.through) this.through = last;
+  /** Once, before anything is cached: the store's head (every event up to it is in any later read). */
+  setBaseline(head: bigint): void {
+    if (this.baseline !== undefined) throw new Error('SeenVersions: the baseline is set once');
+    this.baseline = head;
+    this.recompute();
   }
 
-  /** Every watched event at or before this position has been observed. */
+  /** A reader of the global order that starts after `from` (its checkpoint). */
+  reader(from: bigint): SeenVersionsReader {
+    const r = { from, to: from };
+    this.readers.push(r);
+    return {
+      observe: (events) => {
+        for (const e of events) {
+          if (!this.watches(e.streamId)) continue;
+          if (e.version > (this.versions.get(e.streamId) ?? 0)) this.versions.set(e.streamId, e.version);
+        }
+        const last = events[events.length - 1]?.position;
+        if (last !== undefined && last > r.to) r.to = last;
+        this.recompute();
+      },
+    };
+  }
+
+  /** Every watched event at or below this position is observed here or in any state cached since the start. */
   get position(): bigint {
-    return this.through;
+    return this.covered;
   }
 
   /** The newest version of the stream observed (0: none since this process started). */
   latest(streamId: string): number {
     return this.versions.get(streamId) ?? 0;
+  }
+
+  private recompute(): void {
+    if (this.baseline === undefined) return; // nothing is known to be covered yet
+    let p = this.covered > this.baseline ? this.covered : this.baseline;
+    for (let moved = true; moved;) {
+      moved = false;
+      for (const r of this.readers) {
+        if (r.from <= p && r.to > p) {
+          p = r.to;
+          moved = true;
+        }
+      }
+    }
+    this.covered = p;
   }
 }
