@@ -1,0 +1,135 @@
+// Payin outcomes waiting for one merchant's wallet are decided together, in one append
+// (commands/per-key-batcher.ts, bench issue 8): each payin is completed and credited exactly once,
+// its completion before its credit, the wallet's balance is the sum of the credits; two outcomes for
+// one payin never share a batch; a batch that fails is settled one by one, so a payin that fails
+// does so alone; a wallet moved by another process meanwhile is read again.
+import t from 'tap';
+import { startTestApp } from './helpers/app.ts';
+import type { MerchantCreds } from './helpers/app.ts';
+import { leg, newCustomer, party, quote, until, wallet } from './helpers/money.ts';
+import { settlePayin } from '../src/commands/payins.ts';
+import { streams } from '../src/commands/streams.ts';
+import * as W from '../src/domain/wallet.ts';
+import type { EventStore, StreamAppend } from '../src/infra/eventstore/types.ts';
+
+const h = await startTestApp();
+t.teardown(() => h.stop());
+const s = h.app.services;
+const meta = { actor: 'test' };
+
+/** n payins of 5,000 XAF that stay pending at the sandbox (phone …98), each submitted to it. */
+async function pendingPayins(m: MerchantCreds, n: number): Promise<string[]> {
+  const customer = await newCustomer(h, m);
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const q = await quote(h, m, 'payin', { customer_id: customer, ...leg('CM_MTN_MOMO', 'CM', 'XAF', '5000') });
+    const p = await h.as(m, 'POST', '/payins', { quote_id: q.id, customer_id: customer, source: party('CM', 'CM_MTN_MOMO', '+237670000098') }, { idem: true });
+    if (p.status !== 201) throw new Error(`payin failed: ${p.status} ${p.text}`);
+    ids.push(p.body.id);
+  }
+  // The gateway has recorded each submission: the outcomes below are the only settlement.
+  await until('submitted', async () => (await Promise.all(ids.map((id) => h.as(m, 'GET', `/payins/${id}`))))
+    .every((r) => r.body.provider_reference));
+  return ids;
+}
+
+/** Watches the store's appends (the real store, its calls counted) until the teardown. */
+function watchAppends(t: { teardown(fn: () => void): void }, fault?: (appends: StreamAppend[]) => Error | undefined): StreamAppend[][] {
+  const calls: StreamAppend[][] = [];
+  const store = s.store as EventStore;
+  const original = store.append.bind(store);
+  store.append = async (appends, opts) => {
+    calls.push(appends);
+    const err = fault?.(appends);
+    if (err) throw err;
+    return original(appends, opts);
+  };
+  t.teardown(() => { store.append = original; });
+  return calls;
+}
+
+const touching = (calls: StreamAppend[][], streamId: string) => calls.filter((c) => c.some((a) => a.streamId === streamId && a.events.length > 0));
+const completed = { outcome: 'completed' as const, providerReference: 'SBX-TEST' };
+
+t.test('outcomes for one wallet arriving together: one append, each payin credited once, in order', async (t) => {
+  const m = await h.newMerchant('Batched');
+  const ids = await pendingPayins(m, 12);
+  const walletStream = streams.wallet(m.merchantId, 'XAF');
+  const calls = watchAppends(t);
+  const positions = await Promise.all(ids.map((id) => settlePayin(s, id, completed, meta)));
+  t.ok(positions.every((p) => typeof p === 'bigint'), 'each payin was written');
+  const walletAppends = touching(calls, walletStream);
+  t.ok(walletAppends.length < ids.length, `${walletAppends.length} appends to the wallet for ${ids.length} outcomes`);
+  t.ok(walletAppends.some((c) => c.filter((a) => a.streamId.startsWith('payin-')).length > 1), 'several payins in one append');
+
+  const events = (await s.store.readAll(0n, 100_000)).filter((e) => e.streamId === walletStream || ids.some((id) => e.streamId === streams.payin(id)));
+  const credits = events.filter((e) => e.type === 'wallet.credited');
+  t.same(credits.map((e) => e.data.credit_id).sort(), [...ids].sort(), 'each payin credited once');
+  for (const id of ids) {
+    const done = events.findIndex((e) => e.type === 'payin.completed' && e.streamId === streams.payin(id));
+    const credit = events.findIndex((e) => e.type === 'wallet.credited' && e.data.credit_id === id);
+    t.ok(done >= 0 && done < credit, `payin ${id.slice(0, 8)} completed before its credit`);
+  }
+  const versions = credits.map((e) => e.version);
+  t.same(versions, [...versions].sort((a, b) => a - b), 'the credits in the wallet stream in order');
+  t.ok(await s.projector.waitFor(positions.reduce((a, b) => (b! > a! ? b : a))!));
+  t.match(await wallet(h, m, 'XAF'), { available: String(4925 * ids.length), reserved: '0' }, 'the balance is the sum of the credits');
+
+  const again = await Promise.all(ids.map((id) => settlePayin(s, id, completed, meta)));
+  t.same(again, ids.map(() => undefined), 'the same outcomes again: nothing written');
+});
+
+t.test('two outcomes for one payin in a burst: the first decides, in a batch of its own turn', async (t) => {
+  const m = await h.newMerchant('Duplicates');
+  const ids = await pendingPayins(m, 3);
+  const [a, b, c] = ids as [string, string, string];
+  const failed = { outcome: 'failed' as const, providerReference: 'SBX-TEST', reason: 'declined' };
+  const answers = await Promise.all([
+    settlePayin(s, a, completed, meta), settlePayin(s, b, completed, meta), settlePayin(s, a, failed, meta), settlePayin(s, c, failed, meta),
+  ]);
+  t.type(answers[0], 'bigint');
+  t.type(answers[1], 'bigint');
+  t.equal(answers[2], undefined, 'the later outcome for the same payin finds it settled');
+  t.type(answers[3], 'bigint');
+  const status = async (id: string) => (await h.as(m, 'GET', `/payins/${id}`)).body.status;
+  t.same([await status(a), await status(b), await status(c)], ['completed', 'completed', 'failed']);
+  const credits = (await s.store.readStream(streams.wallet(m.merchantId, 'XAF'))).filter((e) => e.type === 'wallet.credited');
+  t.same(credits.map((e) => e.data.credit_id).sort(), [a, b].sort(), 'credited once each; the failed payin not at all');
+});
+
+t.test('a batch that fails is settled one by one: the payin that fails does so alone', async (t) => {
+  const m = await h.newMerchant('Poisoned batch');
+  const ids = await pendingPayins(m, 5);
+  const poison = streams.payin(ids[2]!);
+  const calls = watchAppends(t, (appends) => (appends.some((a) => a.streamId === poison) ? new Error('injected: this payin cannot be written') : undefined));
+  const answers = await Promise.allSettled(ids.map((id) => settlePayin(s, id, completed, meta)));
+  t.same(answers.map((x) => x.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+  t.match((answers[2] as PromiseRejectedResult).reason, { message: /injected/ });
+  t.ok(calls.some((c) => c.filter((a) => a.streamId.startsWith('payin-')).length === ids.length), 'tried as one batch first');
+  const credits = (await s.store.readStream(streams.wallet(m.merchantId, 'XAF'))).filter((e) => e.type === 'wallet.credited');
+  t.same(credits.map((e) => e.data.credit_id).sort(), ids.filter((_, i) => i !== 2).sort(), 'the others credited once each');
+  t.equal((await s.store.readStream(poison)).some((e) => e.type === 'payin.completed'), false, 'nothing of the failing payin written');
+});
+
+t.test("another process's credit appended meanwhile: the batch is decided again on the wallet as it is", async (t) => {
+  const m = await h.newMerchant('Moved wallet');
+  const ids = await pendingPayins(m, 4);
+  const walletStream = streams.wallet(m.merchantId, 'XAF');
+  await settlePayin(s, ids[0]!, completed, meta); // this process caches the wallet
+  // What another process settling payin 1 would append, behind this process's cache.
+  const tail = await s.store.readStream(walletStream);
+  const state = tail.reduce((st, e) => W.walletDecider.evolve(st, { type: e.type, data: e.data } as unknown as W.WalletEvent), W.walletDecider.initialState());
+  const elsewhere = W.creditCollection(state, {
+    merchantId: m.merchantId, currency: 'XAF', at: new Date().toISOString(), creditId: 'other-process-credit', gross: 1000n, fee: 10n,
+    operatorCode: 'CM_MTN_MOMO', reference: { type: 'payin', id: 'other-process-credit' },
+  });
+  await s.store.append([{ streamId: walletStream, expectedVersion: tail.length, events: elsewhere.map((e) => ({ type: e.type, data: e.data as unknown as Record<string, unknown>, metadata: meta })) }]);
+  const calls = watchAppends(t);
+  const positions = await Promise.all(ids.slice(1).map((id) => settlePayin(s, id, completed, meta)));
+  t.ok(positions.every((p) => typeof p === 'bigint'));
+  t.ok(touching(calls, walletStream).length >= 2, 'the first attempt conflicted and was decided again');
+  const credits = (await s.store.readStream(walletStream)).filter((e) => e.type === 'wallet.credited');
+  t.same(credits.map((e) => e.data.credit_id).sort(), [...ids, 'other-process-credit'].sort(), 'every credit once');
+  t.ok(await s.projector.waitFor(positions.reduce((a, b) => (b! > a! ? b : a))!));
+  t.match(await wallet(h, m, 'XAF'), { available: String(4925 * ids.length + 990) });
+});
