@@ -11,11 +11,11 @@ import * as W from '../domain/wallet.ts';
 import { operator } from '../domain/catalogue.ts';
 import { DomainError, invariant } from '../domain/errors.ts';
 import { checkParty, type LegOutcome, type RailParty } from '../domain/payment.ts';
-import type { EventMetadata, StreamAppend } from '../infra/eventstore/types.ts';
+import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { otpVault } from '../infra/otp-vault.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
-import { PerKeyBatcher } from './per-key-batcher.ts';
+import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
 import { requireCustomer } from './lookups.ts';
 
 export interface CreatePayin {
@@ -93,93 +93,27 @@ export async function recordPayinSubmission(s: Services, payinId: string, provid
   });
 }
 
-/** Completed: payin.completed + wallet.credited (receive_amount to available, fee to platform:fees), atomically. */
+/**
+ * Completed: payin.completed + wallet.credited (send_amount less the fee to available, the fee to
+ * platform:fees), atomically, in the wallet's turn (wallet-settlements.ts).
+ */
 export async function settlePayin(s: Services, payinId: string, outcome: LegOutcome, meta: EventMetadata): Promise<bigint | undefined> {
   const payinStream = streams.payin(payinId);
-  // Only what never changes (merchant, currency: which wallet to lock); the outcome is decided in transact.
+  // Only what never changes (merchant, currency: which wallet to lock); the outcome is decided in its turn.
   const first = await s.aggregates.peek(payinStream, P.payinDecider);
   invariant(first.state.exists, `outcome for unknown payin ${payinId}`);
   const d = first.state.created!;
-  return settlements(s).submit(streams.wallet(d.merchant_id, d.send_currency), { created: d, outcome, meta });
-}
-
-/** One payin's outcome, waiting for its turn on the merchant's wallet. */
-interface Settlement {
-  created: P.PayinCreated;
-  outcome: LegOutcome;
-  meta: EventMetadata;
-}
-
-const batchers = new WeakMap<Services, PerKeyBatcher<Settlement, bigint | undefined>>();
-
-/**
- * The outcomes waiting for one wallet are decided together (per-key-batcher.ts): completions into
- * one merchant's wallet take turns on it, so one at a time they bound the merchant's settlement rate
- * at one append round trip each (bench issue 8). Each payin's events and its credit stay in the same
- * atomic append, as alone.
- */
-function settlements(s: Services): PerKeyBatcher<Settlement, bigint | undefined> {
-  let b = batchers.get(s);
-  if (!b) {
-    b = new PerKeyBatcher((walletStream, items) => settleTogether(s, walletStream, items), (x) => x.created.payin_id);
-    batchers.set(s, b);
-  }
-  return b;
-}
-
-async function settleTogether(s: Services, walletStream: string, items: Settlement[]): Promise<Array<PromiseSettledResult<bigint | undefined>>> {
-  if (items.length > 1) {
-    try {
-      return (await settleBatch(s, walletStream, items)).map((value) => ({ status: 'fulfilled', value }));
-    } catch (err) {
-      // One payin may be what failed the batch: each on its own, so that it fails alone. Nothing of
-      // a failed batch stands, or, in doubt (a lost connection), each is decided on a fresh read.
-      s.log.warn({ err, payins: items.length }, 'a batch of payin settlements failed; settling them one by one');
-    }
-  }
-  const answers: Array<PromiseSettledResult<bigint | undefined>> = [];
-  for (const item of items) {
-    try {
-      answers.push({ status: 'fulfilled', value: (await settleBatch(s, walletStream, [item]))[0] });
-    } catch (reason) {
-      answers.push({ status: 'rejected', reason });
-    }
-  }
-  return answers;
-}
-
-/**
- * One append: each payin's outcome, and for each completion its credit, decided in order on the
- * wallet as the previous credit left it. Answers, per payin, the append's position if it wrote any
- * of its events (undefined: it was settled already).
- */
-async function settleBatch(s: Services, walletStream: string, items: Settlement[]): Promise<Array<bigint | undefined>> {
-  const payinStreams = items.map((x) => streams.payin(x.created.payin_id));
-  const { result, append } = await s.aggregates.transact([walletStream, ...payinStreams], async (tx) => {
-    const at = s.clock.now().toISOString();
-    const wallet = await tx.load(walletStream, W.walletDecider);
-    const payins = await Promise.all(payinStreams.map((id) => tx.load(id, P.payinDecider)));
-    let walletState = wallet.state;
-    const credits: ReturnType<typeof toNew> = [];
-    const appends: StreamAppend[] = [];
-    const wrote: boolean[] = [];
-    items.forEach(({ created: d, outcome, meta }, i) => {
-      const payin = payins[i]!;
-      const events = P.settle(payin.state, { ...outcome, at });
+  return settleOnWallet(s, streams.wallet(d.merchant_id, d.send_currency), walletSettlement({
+    streamId: payinStream, decider: P.payinDecider, meta,
+    decide: (payin, wallet, at) => {
+      const events = P.settle(payin, { ...outcome, at });
       const credit = events.some((e) => e.type === 'payin.completed')
-        ? W.creditCollection(walletState, {
+        ? W.creditCollection(wallet, {
           merchantId: d.merchant_id, currency: d.send_currency, at, creditId: d.payin_id, gross: BigInt(d.send_amount),
           fee: BigInt(d.total_fee), operatorCode: d.operator_code, reference: { type: 'payin', id: d.payin_id },
         })
         : [];
-      walletState = credit.reduce(W.walletDecider.evolve, walletState);
-      credits.push(...toNew(credit, meta));
-      appends.push({ streamId: payin.streamId, expectedVersion: payin.version, events: toNew(events, meta) });
-      wrote.push(events.length + credit.length > 0);
-    });
-    // Each payin's completion before its credit in the global order, as when they went one by one.
-    appends.push({ streamId: walletStream, expectedVersion: wallet.version, events: credits });
-    return { appends, result: wrote };
-  });
-  return result.map((w) => (w ? append?.position : undefined));
+      return { events, wallet: credit };
+    },
+  }));
 }

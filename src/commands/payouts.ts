@@ -16,6 +16,7 @@ import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { requireCustomer } from './lookups.ts';
 import { requireKyc } from './kyc.ts';
+import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
 
 export interface CreatePayout {
   payoutId: string;
@@ -94,29 +95,21 @@ export async function recordPayoutSubmission(s: Services, payoutId: string, prov
 /** Completed: payout.completed + wallet.hold_posted; failed: payout.failed + wallet.hold_released; each in one append. */
 export async function settlePayout(s: Services, payoutId: string, outcome: LegOutcome, meta: EventMetadata): Promise<bigint | undefined> {
   const payoutStream = streams.payout(payoutId);
-  // Only what never changes (merchant, currency: which wallet to lock); the outcome is decided in transact.
+  // Only what never changes (merchant, currency: which wallet to lock); the outcome is decided in its turn.
   const first = await s.aggregates.peek(payoutStream, P.payoutDecider);
   invariant(first.state.exists, `outcome for unknown payout ${payoutId}`);
   const d = first.state.created!;
-  const walletStream = streams.wallet(d.merchant_id, d.send_currency);
-  const { append } = await s.aggregates.transact([payoutStream, walletStream], async (tx) => {
-    const at = s.clock.now().toISOString();
-    const payout = await tx.load(payoutStream, P.payoutDecider);
-    const events = P.settle(payout.state, { ...outcome, at });
-    const wallet = await tx.load(walletStream, W.walletDecider);
-    const target = { merchantId: d.merchant_id, currency: d.send_currency, at, holdId: d.hold_id };
-    const effect = events.flatMap((e) => {
-      if (e.type === 'payout.completed') return W.postHold(wallet.state, { ...target, fee: BigInt(d.total_fee), operatorCode: d.operator_code });
-      if (e.type === 'payout.failed') return W.releaseHold(wallet.state, { ...target, reason: e.data.reason });
-      return [];
-    });
-    return {
-      appends: [
-        { streamId: payoutStream, expectedVersion: payout.version, events: toNew(events, meta) },
-        { streamId: walletStream, expectedVersion: wallet.version, events: toNew(effect, meta) },
-      ],
-      result: undefined,
-    };
-  });
-  return append?.position;
+  return settleOnWallet(s, streams.wallet(d.merchant_id, d.send_currency), walletSettlement({
+    streamId: payoutStream, decider: P.payoutDecider, meta,
+    decide: (payout, wallet, at) => {
+      const events = P.settle(payout, { ...outcome, at });
+      const target = { merchantId: d.merchant_id, currency: d.send_currency, at, holdId: d.hold_id };
+      const effect = events.flatMap((e) => {
+        if (e.type === 'payout.completed') return W.postHold(wallet, { ...target, fee: BigInt(d.total_fee), operatorCode: d.operator_code });
+        if (e.type === 'payout.failed') return W.releaseHold(wallet, { ...target, reason: e.data.reason });
+        return [];
+      });
+      return { events, wallet: effect };
+    },
+  }));
 }

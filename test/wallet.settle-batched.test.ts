@@ -1,13 +1,15 @@
-// Payin outcomes waiting for one merchant's wallet are decided together, in one append
-// (commands/per-key-batcher.ts, bench issue 8): each payin is completed and credited exactly once,
+// Payment outcomes waiting for one merchant's wallet are decided together, in one append
+// (commands/wallet-settlements.ts, bench issue 8): each payin is completed and credited exactly once,
 // its completion before its credit, the wallet's balance is the sum of the credits; two outcomes for
 // one payin never share a batch; a batch that fails is settled one by one, so a payin that fails
-// does so alone; a wallet moved by another process meanwhile is read again.
+// does so alone; a wallet moved by another process meanwhile is read again; payouts' holds are
+// posted or released in the same batches as payins' credits.
 import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import type { MerchantCreds } from './helpers/app.ts';
-import { leg, newCustomer, party, quote, until, wallet } from './helpers/money.ts';
+import { leg, newCustomer, party, quote, topUp, until, wallet } from './helpers/money.ts';
 import { settlePayin } from '../src/commands/payins.ts';
+import { settlePayout } from '../src/commands/payouts.ts';
 import { streams } from '../src/commands/streams.ts';
 import * as W from '../src/domain/wallet.ts';
 import type { EventStore, StreamAppend } from '../src/infra/eventstore/types.ts';
@@ -132,4 +134,47 @@ t.test("another process's credit appended meanwhile: the batch is decided again 
   t.same(credits.map((e) => e.data.credit_id).sort(), [...ids, 'other-process-credit'].sort(), 'every credit once');
   t.ok(await s.projector.waitFor(positions.reduce((a, b) => (b! > a! ? b : a))!));
   t.match(await wallet(h, m, 'XAF'), { available: String(4925 * ids.length + 990) });
+});
+
+t.test("payouts and payins of one wallet settled together: holds posted or released, credits, once each", async (t) => {
+  const m = await h.newMerchant('Mixed wallet');
+  const customer = await newCustomer(h, m, 'SN', '+221770000001');
+  await topUp(h, m, 'XOF', '100000');
+  const recipient = { country_code: 'SN', rail_type: 'mobile_money', operator_code: 'SN_WAVE_MOMO', phone: '+221770000098', recipient_type: 'individual', first_name: 'Awa', last_name: 'Ndiaye' };
+  const payouts: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const q = await quote(h, m, 'payout', leg('SN_WAVE_MOMO', 'SN', 'XOF', '10000'));
+    const p = await h.as(m, 'POST', '/payouts', { quote_id: q.id, customer_id: customer, payment_reason_text: 'Invoice', recipient }, { idem: true });
+    if (p.status !== 201) throw new Error(`payout failed: ${p.status} ${p.text}`);
+    payouts.push(p.body.id);
+  }
+  const payins: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const q = await quote(h, m, 'payin', { customer_id: customer, ...leg('SN_WAVE_MOMO', 'SN', 'XOF', '5000') });
+    const p = await h.as(m, 'POST', '/payins', { quote_id: q.id, customer_id: customer, source: party('SN', 'SN_WAVE_MOMO', '+221770000098') }, { idem: true });
+    if (p.status !== 201) throw new Error(`payin failed: ${p.status} ${p.text}`);
+    payins.push(p.body.id);
+  }
+  await until('submitted', async () => (await Promise.all([
+    ...payouts.map((id) => h.as(m, 'GET', `/payouts/${id}`)), ...payins.map((id) => h.as(m, 'GET', `/payins/${id}`)),
+  ])).every((r) => r.body.provider_reference));
+  t.match(await wallet(h, m, 'XOF'), { available: '60000', reserved: '40000' }, 'four holds');
+
+  const walletStream = streams.wallet(m.merchantId, 'XOF');
+  const calls = watchAppends(t);
+  const failed = { outcome: 'failed' as const, providerReference: 'SBX-TEST', reason: 'recipient not found' };
+  const positions = await Promise.all([
+    settlePayout(s, payouts[0]!, completed, meta), settlePayin(s, payins[0]!, completed, meta), settlePayout(s, payouts[1]!, failed, meta),
+    settlePayout(s, payouts[2]!, completed, meta), settlePayin(s, payins[1]!, completed, meta), settlePayout(s, payouts[3]!, completed, meta),
+  ]);
+  t.ok(positions.every((p) => typeof p === 'bigint'), 'each payment was written');
+  t.ok(touching(calls, walletStream).length < positions.length, `${touching(calls, walletStream).length} appends to the wallet for ${positions.length} outcomes`);
+  t.ok(touching(calls, walletStream).some((c) => c.filter((a) => a.streamId.startsWith('payout-')).length > 1 && c.some((a) => a.streamId.startsWith('payin-'))),
+    'payouts and payins in one append');
+
+  const events = (await s.store.readStream(walletStream)).slice(-6);
+  t.same(events.map((e) => e.type).sort(), ['wallet.credited', 'wallet.credited', 'wallet.hold_posted', 'wallet.hold_posted', 'wallet.hold_posted', 'wallet.hold_released'].sort());
+  const net = events.filter((e) => e.type === 'wallet.credited').reduce((a, e) => a + BigInt(e.data.net_amount as string), 0n);
+  t.ok(await s.projector.waitFor(positions.reduce((a, b) => (b! > a! ? b : a))!));
+  t.match(await wallet(h, m, 'XOF'), { available: String(60000n + 10000n + net), reserved: '0' }, 'the failed payout released, the others posted, the payins credited');
 });
