@@ -9,6 +9,7 @@ import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { migrationSource } from '../projections/migrations/index.ts';
 import { ensurePgliteDir } from './pglite-dir.ts';
 import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, pgliteStartParams } from './pglite-params.ts';
+import { takeTurns } from './pglite-turns.ts';
 
 // int8 (bigint) and numeric come back as strings by default; keep them exact: positions are bigint.
 pg.types.setTypeParser(20, (v) => v);
@@ -115,6 +116,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     unlock();
     throw err;
   });
+  takeTurns(pglite); // statements give the event loop a turn (pglite-turns.ts)
   const knex = knexFactory({
     client: ClientPgLite as unknown as typeof knexFactory.Client,
     dialect: 'postgres',
