@@ -1,6 +1,6 @@
-// A projector batch on PostgreSQL as one statement: the rows written by data-modifying CTEs, the
-// checkpoints moved by a compare-and-set against where this projector left them, and the whole
-// statement failed (rows with it) unless every checkpoint moved (projector_expect_moved, migration
+// A projector batch as one statement (PostgreSQL and PGlite): the rows written by data-modifying
+// CTEs, the checkpoints moved by a compare-and-set against where this projector left them, and the
+// whole statement failed (rows with it) unless every checkpoint moved (projector_expect_moved, migration
 // 017). One round trip, no BEGIN, lock, checkpoint UPDATE and COMMIT of their own: each of those
 // waited for a turn of the service's event loop, several ms under load, and every create waits for
 // its batch (read-your-writes): the projector's wait was half a payin's latency (bench issue 8,

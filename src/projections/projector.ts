@@ -9,7 +9,6 @@ import type { Projection } from './projection.ts';
 import { RowCache } from './row-cache.ts';
 import { historyOf, type StreamHistory } from './history.ts';
 import { applyInOneStatement } from './one-statement-batch.ts';
-import { canCopy } from './copy-rows.ts';
 
 const BATCH_SIZE = 1000;
 
@@ -99,7 +98,10 @@ export class Projector {
   private readonly history: StreamHistory;
   /** Each checkpoint as this projector last committed it (undefined: not known, read it under the lock). */
   private known: Map<string, bigint> | undefined;
-  /** PostgreSQL: a batch is one statement (one-statement-batch.ts); on PGlite a statement is a call in-process. */
+  /**
+   * A batch is one statement (one-statement-batch.ts), on PostgreSQL and PGlite alike: on PGlite too
+   * its BEGIN, lock, checkpoint UPDATE and COMMIT each waited for the one connection in turn.
+   */
   private readonly oneStatement: boolean;
 
   constructor(
@@ -111,7 +113,7 @@ export class Projector {
   ) {
     for (const p of projections) this.rowCaches.set(p.name, new RowCache());
     this.history = historyOf(store);
-    this.oneStatement = opts.oneStatement ?? canCopy(knex);
+    this.oneStatement = opts.oneStatement ?? true;
   }
 
   async start(): Promise<void> {
@@ -128,7 +130,7 @@ export class Projector {
       after: this.position,
       batchSize: BATCH_SIZE,
       handler: async (events) => {
-        // On PostgreSQL, the batch as one statement on the checkpoints this projector last committed
+        // The batch as one statement on the checkpoints this projector last committed
         // (one-statement-batch.ts); the careful way, under the lock, when that cannot be.
         const quick = this.known && this.oneStatement
           ? await applyInOneStatement(this.knex, this.projections, events, this.history, this.rowCaches, this.known)

@@ -88,25 +88,13 @@ function toRecorded(row: Row): RecordedEvent {
   };
 }
 
-const VERSIONS_SQL = 'SELECT stream_id, version FROM streams WHERE stream_id = ANY($1::text[])';
-// One statement: the events, the streams' new versions and (PostgreSQL) the wake-up for other
-// processes' readers; it runs after the append lock is held, in the lock's transaction.
-const INSERT_SQL = `WITH inserted AS (
-    INSERT INTO events (stream_id, stream_version, event_id, type, data, metadata, created_at)
-    SELECT * FROM unnest($1::text[], $2::int[], $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])
-    RETURNING ${COLUMNS}
-  ), moved AS (
-    INSERT INTO streams (stream_id, version) SELECT * FROM unnest($8::text[], $9::int[])
-    ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version
-  ), notified AS (
-    SELECT pg_notify(channel, (SELECT max(global_position) FROM inserted)::text)
-    FROM (SELECT $10::text AS channel) c WHERE channel IS NOT NULL
-  )
-  SELECT inserted.* FROM inserted LEFT JOIN notified ON true ORDER BY global_position`;
-
-// One round trip for a batch on PostgreSQL (migration 014): the append lock, the check of the
-// versions the batch was planned on, the insert, the streams' versions and the wake-up.
+// One round trip for a batch (migration 014): the append lock, the check of the versions the batch
+// was planned on, the insert, the streams' versions and (PostgreSQL) the wake-up for other processes.
 const APPEND_SQL = `SELECT ${COLUMNS}, conflict FROM event_store_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
+const APPEND_SQL_KNEX = APPEND_SQL.replace(/\$\d+/g, '?');
+
+/** Sends event_store_append's arguments but the last (the wake-up's channel); returns its rows. */
+type AppendCall = (values: unknown[]) => Promise<unknown[]>;
 
 interface BatchPlan {
   outcomes: Array<{ ok: true; eventIds: string[]; versions: Record<string, number> } | Error>;
@@ -160,11 +148,11 @@ function planBatch(batch: Pending[], versions: Map<string, number>, now: Date): 
   return { outcomes, cols, versions, moved };
 }
 
-function insertValues(plan: BatchPlan, notifyChannel: string | null = null): unknown[] {
+function insertValues(plan: BatchPlan): unknown[] {
   const { cols } = plan;
   const moved = [...plan.moved.entries()];
   return [cols.stream, cols.version, cols.id, cols.type, cols.data, cols.meta, cols.at,
-    moved.map(([s]) => s), moved.map(([, v]) => v), notifyChannel];
+    moved.map(([s]) => s), moved.map(([, v]) => v)];
 }
 
 function finishBatch(plan: BatchPlan, rows: Row[]): Array<AppendResult | Error> {
@@ -275,25 +263,18 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async writeBatch(batch: Pending[]): Promise<Array<AppendResult | Error>> {
-    if (this.writer) return this.writeBatchOnWriter(this.writer, batch);
-    return this.db.knex.transaction(async (tx) => {
-      await tx.raw('SELECT pg_advisory_xact_lock(?)', [APPEND_LOCK_KEY]);
-      const plan = planBatch(batch, await this.currentVersions((sql, values) => tx.raw(sql.replace(/\$\d+/g, '?'), values as Knex.RawBinding[]), batch), this.clock.now());
-      if (plan.cols.id.length === 0) return plan.outcomes as Error[];
-      const inserted = await tx.raw<{ rows: Row[] }>(INSERT_SQL.replace(/\$\d+/g, '?'), insertValues(plan) as Knex.RawBinding[]);
-      return finishBatch(plan, inserted.rows);
+    if (this.writer) return this.onWriter(this.writer, (call) => this.appendInOneCall(batch, call));
+    // PGlite: the same one statement, through knex. It was a transaction of five (BEGIN, the lock,
+    // the versions, the insert, COMMIT), each waiting for the connection in turn; no wake-up, since
+    // PGlite's directory is one process's.
+    return this.appendInOneCall(batch, async (values) => {
+      const r = await this.db.knex.raw<{ rows: unknown[] }>(APPEND_SQL_KNEX, [...values, null] as Knex.RawBinding[]);
+      return r.rows;
     });
   }
 
-  /**
-   * PostgreSQL: one round trip per batch in the common case. The batch is planned on the versions
-   * this store assumes (each stream's expected version, else the last version it saw), and
-   * event_store_append (migration 014) checks them under the append lock: if a stream moved (another
-   * process, a stale expectation), nothing is written, the actual versions come back, and the batch
-   * is planned again on them (an append whose expectation was wrong then fails alone). Appends run one
-   * transaction at a time (the append lock), on one connection of their own, the call prepared once.
-   */
-  private async writeBatchOnWriter(writer: pg.Pool, batch: Pending[]): Promise<Array<AppendResult | Error>> {
+  /** PostgreSQL: appends run on one connection of their own, the call prepared once. */
+  private async onWriter<T>(writer: pg.Pool, work: (call: AppendCall) => Promise<T>): Promise<T> {
     const client = await writer.connect();
     let broken: Error | undefined;
     // A checked-out client is outside the pool's error listener: a server that goes away mid-append
@@ -301,32 +282,44 @@ export class PostgresEventStore implements EventStore {
     const onError = (err: Error) => { broken = err; };
     client.on('error', onError);
     try {
-      let versions = this.assumedVersions(batch);
-      for (let round = 1; ; round++) {
-        const checked = [...versions.entries()];
-        const plan = planBatch(batch, new Map(versions), this.clock.now());
-        // Nothing to write, each append refused on versions this store saw committed (a version
-        // only grows, so an expectation below one is stale for certain): no round trip needed.
-        if (plan.cols.id.length === 0 && checked.every(([id, v]) => this.seen.get(id) === v)) return plan.outcomes as Error[];
-        const values = [APPEND_LOCK_KEY, checked.map(([id]) => id), checked.map(([, v]) => v), ...insertValues(plan, NOTIFY_CHANNEL)];
-        const rows = (await client.query({ name: 'es-append', text: APPEND_SQL, values })).rows as Array<Row & { conflict: boolean }>;
-        if (rows.length > 0 && rows[0]!.conflict) {
-          // Planned on versions that moved: plan again on the actual ones (they are final for this
-          // round unless another process appends in between, hence the bound).
-          if (round >= MAX_PLAN_ROUNDS) throw new Error(`event store: batch planned ${round} times on moving versions`);
-          versions = new Map(rows.map((r) => [r.stream_id, r.stream_version]));
-          this.remember(versions);
-          continue;
-        }
-        this.remember(plan.versions);
-        return plan.cols.id.length === 0 ? plan.outcomes as Error[] : finishBatch(plan, rows);
-      }
+      return await work(async (values) => (await client.query({ name: 'es-append', text: APPEND_SQL, values: [...values, NOTIFY_CHANNEL] })).rows);
     } catch (err) {
       broken ??= (err as { code?: string }).code === undefined ? (err as Error) : undefined; // not a server error: drop the connection
       throw err;
     } finally {
       if (!broken) client.removeListener('error', onError); // a broken one is discarded: a late error stays handled
       client.release(broken);
+    }
+  }
+
+  /**
+   * One round trip per batch in the common case. The batch is planned on the versions this store
+   * assumes (each stream's expected version, else the last version it saw), and event_store_append
+   * (migration 014) checks them under the append lock: if a stream moved (another process, a stale
+   * expectation), nothing is written, the actual versions come back, and the batch is planned again
+   * on them (an append whose expectation was wrong then fails alone). The call is one statement, so
+   * its own transaction: appends take turns under the append lock.
+   */
+  private async appendInOneCall(batch: Pending[], call: AppendCall): Promise<Array<AppendResult | Error>> {
+    let versions = this.assumedVersions(batch);
+    for (let round = 1; ; round++) {
+      const checked = [...versions.entries()];
+      const plan = planBatch(batch, new Map(versions), this.clock.now());
+      // Nothing to write, each append refused on versions this store saw committed (a version
+      // only grows, so an expectation below one is stale for certain): no round trip needed.
+      if (plan.cols.id.length === 0 && checked.every(([id, v]) => this.seen.get(id) === v)) return plan.outcomes as Error[];
+      const values = [APPEND_LOCK_KEY, checked.map(([id]) => id), checked.map(([, v]) => v), ...insertValues(plan)];
+      const rows = (await call(values)) as Array<Row & { conflict: boolean }>;
+      if (rows.length > 0 && rows[0]!.conflict) {
+        // Planned on versions that moved: plan again on the actual ones (they are final for this
+        // round unless another process appends in between, hence the bound).
+        if (round >= MAX_PLAN_ROUNDS) throw new Error(`event store: batch planned ${round} times on moving versions`);
+        versions = new Map(rows.map((r) => [r.stream_id, r.stream_version]));
+        this.remember(versions);
+        continue;
+      }
+      this.remember(plan.versions);
+      return plan.cols.id.length === 0 ? plan.outcomes as Error[] : finishBatch(plan, rows);
     }
   }
 
@@ -358,14 +351,6 @@ export class PostgresEventStore implements EventStore {
       this.seen.set(id, v);
     }
     while (this.seen.size > SEEN_VERSIONS_KEPT) this.seen.delete(this.seen.keys().next().value as string);
-  }
-
-  private async currentVersions(query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[] }>, batch: Pending[]): Promise<Map<string, number>> {
-    const streamIds = [...new Set(batch.flatMap((p) => [...p.appends.map((a) => a.streamId), ...p.unchanged.map((u) => u.streamId)]))];
-    const current = (await query(VERSIONS_SQL, [streamIds])).rows as Array<{ stream_id: string; version: number }>;
-    const versions = new Map<string, number>(streamIds.map((id) => [id, 0]));
-    for (const r of current) versions.set(r.stream_id, r.version);
-    return versions;
   }
 
   async readStream(streamId: string, fromVersion = 1, toVersion?: number): Promise<RecordedEvent[]> {
