@@ -29,3 +29,22 @@ t.test('a batch of more rows than the limit keeps its newest', async (t) => {
   t.equal(left.length, 1000);
   t.same(left, ids.slice(4000), 'the last 1,000 written');
 });
+
+t.test("the default limit spans a payin's settlement at 1,000 pairs a second", async (t) => {
+  // The sandbox settles a payin 2 s after it starts: 2,000 pairs, a quote row and a payin row each,
+  // are written in between. The payin's row must still be there to fold its settlement onto.
+  const c = new RowCache();
+  let at = 0n;
+  c.begin(at);
+  c.put('payins', 'settles-later', row(2));
+  c.commit(++at);
+  for (let batch = 0; batch < 200; batch++) {
+    c.begin(at);
+    for (let i = 0; i < 10; i++) {
+      c.put('quotes', `q${batch}-${i}`, row(2));
+      c.put('payins', `p${batch}-${i}`, row(2));
+    }
+    c.commit(++at);
+  }
+  t.equal(c.get('payins', 'settles-later')?.version, 2, 'still cached after 4,000 other rows');
+});
