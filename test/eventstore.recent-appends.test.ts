@@ -31,6 +31,21 @@ t.test('RecentAppends: a stream\'s range only when every version in it was commi
   t.equal(r.range('b', 1, 6), undefined, 'its start was trimmed');
 });
 
+t.test("RecentAppends: the default keeps a payin's stream until its settlement at 1,000 pairs a second", async (t) => {
+  // The sandbox settles 2 s after the payin: 2,000 pairs of about seven events each are appended in
+  // between, and the completion's webhook wants the payin's stream from its first version.
+  const r = new RecentAppends();
+  let position = 0;
+  const at = (streamId: string, version: number): RecordedEvent => ({ ...ev(++position), id: `${streamId}/${version}`, streamId, version });
+  r.add([at('payin-p', 1), at('payin-p', 2)]);
+  for (let pair = 0; pair < 2000; pair++) {
+    r.add([at(`quote-${pair}`, 1), at(`payin-${pair}`, 1), at(`quote-${pair}`, 2), at(`payin-${pair}`, 2),
+      at(`payin-${pair}`, 3), at(`payin-${pair}`, 4), at('wallet', pair + 1)]);
+  }
+  r.add([at('payin-p', 3), at('payin-p', 4)]);
+  t.same(r.range('payin-p', 1, 4)?.map((e) => e.version), [1, 2, 3, 4], 'the whole stream, from memory');
+});
+
 t.test('RecentAppends: only the gap-free run right after the reader', async (t) => {
   const r = new RecentAppends(8);
   r.add([ev(10), ev(11), ev(12)]);
