@@ -9,6 +9,7 @@ import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { migrationSource } from '../projections/migrations/index.ts';
 import { ensurePgliteDir } from './pglite-dir.ts';
 import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, pgliteStartParams } from './pglite-params.ts';
+import { preparePglite } from './pglite-prepared.ts';
 import { takeTurns } from './pglite-turns.ts';
 
 // int8 (bigint) and numeric come back as strings by default; keep them exact: positions are bigint.
@@ -107,7 +108,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     }
   }
   // Loaded only in the embedded mode: a service on PostgreSQL never pays for the WebAssembly build.
-  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGlite, protocol, parse } = await import('@electric-sql/pglite');
   const { default: ClientPgLite } = await import('knex-pglite');
   const pglite: PGliteType = new PGlite(dir, {
     startParams: pgliteStartParams(PGlite.defaultStartParams, opts.pgliteSharedBuffersMb ?? DEFAULT_PGLITE_SHARED_BUFFERS_MB),
@@ -116,7 +117,8 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     unlock();
     throw err;
   });
-  takeTurns(pglite); // statements give the event loop a turn (pglite-turns.ts)
+  // Each text parsed once (pglite-prepared.ts); statements give the event loop a turn (pglite-turns.ts).
+  takeTurns(preparePglite(pglite, { serialize: protocol.serialize, parseResults: parse.parseResults }));
   const knex = knexFactory({
     client: ClientPgLite as unknown as typeof knexFactory.Client,
     dialect: 'postgres',

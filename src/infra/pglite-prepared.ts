@@ -1,0 +1,111 @@
+// Prepared statements on PGlite, as prepared-statements.ts gives node-postgres. PGlite's `query`
+// sends every call as an unnamed statement in six exchanges with the WebAssembly backend (Parse,
+// Describe, Bind, Describe, Execute, Sync), so PostgreSQL parses, analyses and plans the same text
+// again each time (bench issue 8: a quarter of PGlite's time under the payin load went to Parse
+// and Bind). Here a text is parsed once under a name, its parameter types and row description
+// kept, and each later call is one exchange: Bind, Execute, Sync.
+//
+// Same bound and same recovery as on PostgreSQL: at most MAX_PREPARED texts are named, the rest run
+// through PGlite's own `query`; PostgreSQL re-plans a prepared statement after DDL by itself, and
+// when it refuses (`cached plan must not change result type`) that call fails once and the text is
+// prepared again under a new name on the next. Calls run under PGlite's own locks, as `query` does.
+import type { PGlite, protocol as Protocol, parse as Parse, Results, QueryOptions } from '@electric-sql/pglite';
+import { MAX_PREPARED } from './prepared-statements.ts';
+
+type BackendMessage = Awaited<ReturnType<PGlite['execProtocolStream']>>[number];
+const RESULT_TYPE_CHANGED = /cached plan must not change result type/;
+
+interface Prepared {
+  name: string;
+  paramTypes: number[];
+  /** Absent for statements that return no rows (the backend answered NoData). */
+  rowDescription: BackendMessage | undefined;
+}
+
+/** What this needs of `@electric-sql/pglite`, passed in: the module is loaded only in the embedded mode. */
+export interface PgliteProtocol {
+  serialize: typeof Protocol.serialize;
+  parseResults: typeof Parse.parseResults;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** The error as PGlite's own `query` throws it: the database's error with the call attached. */
+function withCall(err: unknown, text: string, params: unknown[], options: QueryOptions | undefined): unknown {
+  if (err && typeof err === 'object') Object.assign(err, { query: text, params, queryOptions: options });
+  return err;
+}
+
+/** Makes `pglite.query` prepare each parameterised text once (in place; returns the same instance). */
+export function preparePglite(pglite: PGlite, lib: PgliteProtocol, maxPrepared = MAX_PREPARED): PGlite {
+  const statements = new Map<string, Prepared>();
+  let next = 0;
+  const query = pglite.query.bind(pglite);
+  const { serialize } = lib;
+
+  const exchange = (message: Uint8Array, options: QueryOptions | undefined) =>
+    pglite.execProtocolStream(message, { syncToFs: false, ...(options?.onNotice ? { onNotice: options.onNotice } : {}) });
+
+  async function prepare(text: string, options: QueryOptions | undefined): Promise<Prepared> {
+    const name = `pq${next++}`;
+    const messages = await exchange(concat([
+      serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync(),
+    ]), options);
+    const description = messages.find((m) => m.name === 'parameterDescription') as { dataTypeIDs?: number[] } | undefined;
+    const prepared = {
+      name,
+      paramTypes: description?.dataTypeIDs ?? [],
+      rowDescription: messages.find((m) => m.name === 'rowDescription'),
+    };
+    statements.set(text, prepared);
+    return prepared;
+  }
+
+  async function run(text: string, params: unknown[], options: QueryOptions | undefined): Promise<Results<unknown>> {
+    // Looked up again under the lock: a call queued behind another with the same new text reuses it.
+    const st = statements.get(text) ?? await prepare(text, options);
+    // As PGlite's `query` serialises parameters: by the type the backend gave each one.
+    const values = params.map((v, i) => {
+      if (v === null || v === undefined) return null;
+      const type = st.paramTypes[i]!;
+      const serializer = options?.serializers?.[type] ?? pglite.serializers[type];
+      return serializer ? serializer(v) : String(v);
+    });
+    let messages: BackendMessage[];
+    try {
+      messages = await exchange(concat([serialize.bind({ statement: st.name, values }), serialize.execute({}), serialize.sync()]), options);
+    } catch (err) {
+      if (err instanceof Error && RESULT_TYPE_CHANGED.test(err.message) && statements.get(text) === st) statements.delete(text);
+      throw err;
+    }
+    await pglite.syncToFs();
+    const results = lib.parseResults(st.rowDescription ? [st.rowDescription, ...messages] : messages, pglite.parsers, options);
+    return results[0] as Results<unknown>;
+  }
+
+  const prepared = (async (text: string, params?: unknown[], options?: QueryOptions) => {
+    // PGlite's own path for calls without parameters (as on PostgreSQL: knex always sends them, DDL
+    // and one-off statements by hand do not) and for what it handles beyond a plain call: files sent
+    // as blobs, forced types.
+    if (!Array.isArray(params) || options?.blob || options?.paramTypes || (!statements.has(text) && statements.size >= maxPrepared)) {
+      return query(text, params, options);
+    }
+    const values = params;
+    await pglite._checkReady();
+    try {
+      return await pglite._runExclusiveTransaction(() => pglite._runExclusiveQuery(() => run(text, values, options)));
+    } catch (err) {
+      throw withCall(err, text, values, options);
+    }
+  }) as typeof pglite.query;
+  (pglite as { query: typeof pglite.query }).query = prepared;
+  return pglite;
+}

@@ -1,0 +1,112 @@
+// PGlite runs each parameterised text as a prepared statement (infra/pglite-prepared.ts): parsed
+// once, then bound and executed in one exchange, with the same answers and errors as PGlite's own
+// `query`, within a bound, and prepared again when its result shape changed under it.
+import t from 'tap';
+import { PGlite, protocol, parse } from '@electric-sql/pglite';
+import { randomUUID } from 'node:crypto';
+import { preparePglite } from '../src/infra/pglite-prepared.ts';
+import { openDatabase } from '../src/infra/db.ts';
+
+const lib = { serialize: protocol.serialize, parseResults: parse.parseResults };
+
+async function pair() {
+  const plain = await PGlite.create();
+  const prepared = preparePglite(await PGlite.create(), lib, 8);
+  for (const db of [plain, prepared]) {
+    await db.query(`CREATE TABLE t (id uuid PRIMARY KEY, n bigint, at timestamptz, doc jsonb, tags text[], note text)`);
+  }
+  return { plain, prepared, close: () => Promise.all([plain.close(), prepared.close()]) };
+}
+
+const names = async (db: PGlite) =>
+  (await db.query<{ name: string; statement: string }>('SELECT name, statement FROM pg_prepared_statements ORDER BY name')).rows;
+
+t.test('answers as PGlite does, and parses each text once', async (t) => {
+  const { plain, prepared, close } = await pair();
+  t.teardown(close);
+  const insert = 'INSERT INTO t (id, n, at, doc, tags, note) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *';
+  const select = 'SELECT id, n, at, doc, tags, note FROM t WHERE n >= $1 ORDER BY n';
+  const update = 'UPDATE t SET note = $1 WHERE n < $2';
+  for (let i = 0; i < 3; i++) {
+    const params = [randomUUID(), 10n ** 15n + BigInt(i), new Date(1_700_000_000_000 + i), { a: [i, 'é'], b: null }, ['x', `y${i}`, 'with "quote"'], i === 1 ? null : `n${i}`];
+    const [a, b] = [await plain.query(insert, params), await prepared.query(insert, params)];
+    t.same(b.rows, a.rows, `insert ${i}: the same rows`);
+    t.same(b.fields, a.fields, `insert ${i}: the same fields`);
+    t.equal(b.affectedRows, a.affectedRows);
+  }
+  const [s1, s2] = [await plain.query(select, [0]), await prepared.query(select, [0])];
+  t.same(s2.rows, s1.rows, 'a select reads the same values back (bigint, timestamptz, jsonb, text[], null)');
+  t.equal(s2.rows.length, 3);
+  const [u1, u2] = [await plain.query(update, ['changed', 10n ** 15n + 2n]), await prepared.query(update, ['changed', 10n ** 15n + 2n])];
+  t.equal(u2.affectedRows, u1.affectedRows, 'the rows an update changed');
+  t.equal(u2.affectedRows, 2);
+  t.same(u2.rows, [], 'no rows from a statement that returns none');
+  const mine = await names(prepared);
+  t.same(mine.map((s) => s.statement).sort(), [insert, select, update].sort(), 'one prepared statement per text');
+  t.same(await names(plain), [], 'PGlite alone prepares nothing');
+});
+
+t.test('errors are the database errors PGlite gives, and the session goes on', async (t) => {
+  const { prepared, close } = await pair();
+  t.teardown(close);
+  const id = randomUUID();
+  const insert = 'INSERT INTO t (id, n) VALUES ($1, $2)';
+  await prepared.query(insert, [id, 1]);
+  const dup = await prepared.query(insert, [id, 2]).then(() => undefined, (e: unknown) => e as { code?: string; query?: string; params?: unknown[] });
+  t.equal(dup?.code, '23505', 'a unique violation keeps its SQLSTATE');
+  t.equal(dup?.query, insert, 'the error names its statement, as PGlite does');
+  t.same(dup?.params, [id, 2]);
+  const bad = await prepared.query('SELEKT $1', [1]).then(() => undefined, (e: unknown) => e as { code?: string });
+  t.equal(bad?.code, '42601', 'a syntax error');
+  t.notOk((await names(prepared)).some((s) => s.statement === 'SELEKT $1'), 'a text that did not parse is not kept');
+  await prepared.query(insert, [randomUUID(), 3]);
+  t.equal((await prepared.query<{ c: number }>('SELECT count(*)::int AS c FROM t', [])).rows[0]!.c, 2, 'later statements run');
+});
+
+t.test('calls of a new text at once prepare it once', async (t) => {
+  const { prepared, close } = await pair();
+  t.teardown(close);
+  const text = 'SELECT $1::int * 2 AS x';
+  const out = await Promise.all(Array.from({ length: 20 }, (_, i) => prepared.query<{ x: number }>(text, [i])));
+  t.same(out.map((r) => r.rows[0]!.x), Array.from({ length: 20 }, (_, i) => i * 2));
+  t.equal((await names(prepared)).filter((s) => s.statement === text).length, 1);
+});
+
+t.test('at most the bound of texts are named; the rest run through PGlite', async (t) => {
+  const { prepared, close } = await pair();
+  t.teardown(close);
+  for (let i = 0; i < 20; i++) t.equal((await prepared.query<{ n: number }>(`SELECT $1::int AS n /* ${i} */`, [i])).rows[0]!.n, i);
+  const all = await names(prepared);
+  t.equal(all.length, 8, 'the bound (8 in this test)');
+});
+
+t.test('a statement whose result shape changed is prepared again after one failure', async (t) => {
+  const { prepared, close } = await pair();
+  t.teardown(close);
+  await prepared.query('CREATE TABLE shape (a int)');
+  await prepared.query('INSERT INTO shape VALUES (1)');
+  const select = 'SELECT * FROM shape WHERE a = $1';
+  t.same((await prepared.query(select, [1])).rows, [{ a: 1 }]);
+  await prepared.query('ALTER TABLE shape ADD COLUMN b int DEFAULT 7');
+  const first = await prepared.query(select, [1]).then((r) => ({ rows: r.rows }), (err: Error) => ({ error: err.message }));
+  if ('error' in first) t.match(first.error, /cached plan must not change result type/, 'the one failure');
+  else t.same(first.rows, [{ a: 1, b: 7 }], 'the backend re-planned it by itself');
+  t.same((await prepared.query(select, [1])).rows, [{ a: 1, b: 7 }], 'then it answers with the new shape');
+});
+
+t.test("the service's embedded database: knex's transactions commit and roll back through it", async (t) => {
+  const db = await openDatabase({});
+  t.teardown(() => db.close());
+  await db.knex.raw('CREATE TABLE tx (id int PRIMARY KEY)');
+  await db.knex.transaction(async (tx) => {
+    await tx.raw('INSERT INTO tx VALUES (?)', [1]);
+  });
+  const failed = await db.knex.transaction(async (tx) => {
+    await tx.raw('INSERT INTO tx VALUES (?)', [2]);
+    await tx.raw('INSERT INTO tx VALUES (?)', [1]); // duplicate: the transaction fails
+  }).then(() => 'committed', (e: { code?: string }) => e.code);
+  t.equal(failed, '23505');
+  t.same((await db.knex('tx').select('id').orderBy('id')).map((r: { id: number }) => r.id), [1], 'the failed transaction left nothing');
+  const texts = (await db.knex.raw<{ rows: Array<{ statement: string }> }>('SELECT statement FROM pg_prepared_statements')).rows.map((r) => r.statement);
+  t.ok(texts.includes('INSERT INTO tx VALUES ($1)'), 'its statements were prepared');
+});
