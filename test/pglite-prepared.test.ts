@@ -72,12 +72,15 @@ t.test('calls of a new text at once prepare it once', async (t) => {
   t.equal((await names(prepared)).filter((s) => s.statement === text).length, 1);
 });
 
-t.test('at most the bound of texts are named; the rest run through PGlite', async (t) => {
+t.test('at most the bound of texts are named, however many arrive together; the rest run unnamed', async (t) => {
   const { prepared, close } = await pair();
   t.teardown(close);
-  for (let i = 0; i < 20; i++) t.equal((await prepared.query<{ n: number }>(`SELECT $1::int AS n /* ${i} */`, [i])).rows[0]!.n, i);
-  const all = await names(prepared);
-  t.equal(all.length, 8, 'the bound (8 in this test)');
+  for (let i = 0; i < 4; i++) t.equal((await prepared.query<{ n: number }>(`SELECT $1::int AS n /* ${i} */`, [i])).rows[0]!.n, i);
+  const together = await Promise.all(Array.from({ length: 16 }, (_, j) => prepared.query<{ n: number; s: string }>(`SELECT $1::int AS n, $2::text AS s /* ${j + 4} */`, [j + 4, `s${j}`])));
+  t.same(together.map((r) => r.rows[0]), Array.from({ length: 16 }, (_, j) => ({ n: j + 4, s: `s${j}` })), 'each answered with its own values');
+  t.equal((await names(prepared)).length, 8, 'the bound (8 in this test)');
+  t.same((await prepared.query<{ n: number; s: string }>('SELECT $1::int AS n, $2::text AS s /* 19 */', [7, 'again'])).rows, [{ n: 7, s: 'again' }], 'a text past the bound runs again, unnamed');
+  t.equal((await names(prepared)).length, 8);
 });
 
 t.test('a statement whose result shape changed is prepared again after one failure', async (t) => {

@@ -5,8 +5,8 @@
 // and Bind). Here a text is parsed once under a name, its parameter types and row description
 // kept, and each later call is one exchange: Bind, Execute, Sync.
 //
-// Same bound and same recovery as on PostgreSQL: at most MAX_PREPARED texts are named, the rest run
-// through PGlite's own `query`; PostgreSQL re-plans a prepared statement after DDL by itself, and
+// Same bound and same recovery as on PostgreSQL: at most MAX_PREPARED texts are named, the rest are
+// parsed and planned on each call as before (unnamed); PostgreSQL re-plans a prepared statement after DDL by itself, and
 // when it refuses (`cached plan must not change result type`) that call fails once and the text is
 // prepared again under a new name on the next. Calls run under PGlite's own locks, as `query` does.
 import type { PGlite, protocol as Protocol, parse as Parse, Results, QueryOptions } from '@electric-sql/pglite';
@@ -54,8 +54,9 @@ export function preparePglite(pglite: PGlite, lib: PgliteProtocol, maxPrepared =
   const exchange = (message: Uint8Array, options: QueryOptions | undefined) =>
     pglite.execProtocolStream(message, { syncToFs: false, ...(options?.onNotice ? { onNotice: options.onNotice } : {}) });
 
-  async function prepare(text: string, options: QueryOptions | undefined): Promise<Prepared> {
-    const name = `pq${next++}`;
+  /** Parses `text` and describes it; under a name kept for later calls, or unnamed (past the bound). */
+  async function prepare(text: string, options: QueryOptions | undefined, keep: boolean): Promise<Prepared> {
+    const name = keep ? `pq${next++}` : '';
     const messages = await exchange(concat([
       serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync(),
     ]), options);
@@ -65,13 +66,14 @@ export function preparePglite(pglite: PGlite, lib: PgliteProtocol, maxPrepared =
       paramTypes: description?.dataTypeIDs ?? [],
       rowDescription: messages.find((m) => m.name === 'rowDescription'),
     };
-    statements.set(text, prepared);
+    if (keep) statements.set(text, prepared);
     return prepared;
   }
 
   async function run(text: string, params: unknown[], options: QueryOptions | undefined): Promise<Results<unknown>> {
-    // Looked up again under the lock: a call queued behind another with the same new text reuses it.
-    const st = statements.get(text) ?? await prepare(text, options);
+    // Looked up under the lock: a call queued behind another with the same new text reuses it, and
+    // the bound holds however many new texts arrive together.
+    const st = statements.get(text) ?? await prepare(text, options, statements.size < maxPrepared);
     // As PGlite's `query` serialises parameters: by the type the backend gave each one.
     const values = params.map((v, i) => {
       if (v === null || v === undefined) return null;
@@ -83,7 +85,7 @@ export function preparePglite(pglite: PGlite, lib: PgliteProtocol, maxPrepared =
     try {
       messages = await exchange(concat([serialize.bind({ statement: st.name, values }), serialize.execute({}), serialize.sync()]), options);
     } catch (err) {
-      if (err instanceof Error && RESULT_TYPE_CHANGED.test(err.message) && statements.get(text) === st) statements.delete(text);
+      if (st.name && err instanceof Error && RESULT_TYPE_CHANGED.test(err.message) && statements.get(text) === st) statements.delete(text);
       throw err;
     }
     await pglite.syncToFs();
@@ -94,8 +96,8 @@ export function preparePglite(pglite: PGlite, lib: PgliteProtocol, maxPrepared =
   const prepared = (async (text: string, params?: unknown[], options?: QueryOptions) => {
     // PGlite's own path for calls without parameters (as on PostgreSQL: knex always sends them, DDL
     // and one-off statements by hand do not) and for what it handles beyond a plain call: files sent
-    // as blobs, forced types.
-    if (!Array.isArray(params) || options?.blob || options?.paramTypes || (!statements.has(text) && statements.size >= maxPrepared)) {
+    // as blobs, forced types. Texts past the bound run unnamed (parsed each time) in `run`.
+    if (!Array.isArray(params) || options?.blob || options?.paramTypes) {
       return query(text, params, options);
     }
     const values = params;
