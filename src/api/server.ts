@@ -195,11 +195,26 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
     const path = req.path;
     const claim = await services.idempotency.claim(merchantId, idemKey, req.method, path, requestHash(req.method, path, body));
     if (claim.kind === 'replay') {
+      // The key's completion may have committed before the read models took in its write (they
+      // are committed side by side, below; a crash can fall between): a replay, like the first
+      // answer, is sent only once they include everything committed so far.
+      await services.settle(await services.store.head());
       const replayed = claim.body && typeof claim.body === 'object' ? { ...(claim.body as object) } : {};
       send(res, { status: claim.status, body: { ...replayed, _meta: { idempotency_key: idemKey, idempotency_replayed: true } } });
       return;
     }
     ctx.idempotency = { key: idemKey, resourceId: claim.resourceId, fresh: claim.fresh };
+    // Read-your-writes and the key's completion, side by side: the handler's waits for the read
+    // models only note the position here, and the answer goes once both have committed (two
+    // commits in a row were a sixth of a create's time; bench issue 8, bench/PROFILE.md §16). Every
+    // idempotent handler renders its answer from the state it decided, never from a read model.
+    let settleAt: bigint | undefined;
+    const noteSettle = async (position: bigint | undefined) => {
+      if (position !== undefined && (settleAt === undefined || position > settleAt)) settleAt = position;
+    };
+    ctx.services = Object.create(services, { settle: { value: noteSettle } }) as Services;
+    // A take-over answers about what an earlier attempt may have written: wait as a replay does.
+    if (!claim.fresh) settleAt = await services.store.head();
     let reply: Reply;
     try {
       reply = await handler(ctx);
@@ -209,7 +224,7 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
       if (err instanceof DomainError && err.code !== 'bad_request' && STATUS_OF[err.code] < 500) {
         // A business refusal is an outcome: stored and replayed like a success.
         const errBody = errorBody(err.code, err.message, err.details);
-        await services.idempotency.complete(merchantId, idemKey, STATUS_OF[err.code], errBody);
+        await Promise.all([services.settle(settleAt), services.idempotency.complete(merchantId, idemKey, STATUS_OF[err.code], errBody)]);
         send(res, { status: STATUS_OF[err.code], body: { ...errorBody(err.code, err.message, err.details, requestId), _meta: { idempotency_key: idemKey, idempotency_replayed: false } } });
         return;
       }
@@ -221,7 +236,7 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
       send(res, reply);
       return;
     }
-    await services.idempotency.complete(merchantId, idemKey, reply.status, reply.body);
+    await Promise.all([services.settle(settleAt), services.idempotency.complete(merchantId, idemKey, reply.status, reply.body)]);
     send(res, { ...reply, body: { ...(reply.body as object), _meta: { idempotency_key: idemKey, idempotency_replayed: false } } });
   }
 
