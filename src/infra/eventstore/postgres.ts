@@ -88,9 +88,11 @@ function toRecorded(row: Row): RecordedEvent {
   };
 }
 
-// One round trip for a batch (migration 014): the append lock, the check of the versions the batch
-// was planned on, the insert, the streams' versions and (PostgreSQL) the wake-up for other processes.
-const APPEND_SQL = `SELECT ${COLUMNS}, conflict FROM event_store_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
+// One round trip for a batch (migrations 014, 018): the append lock, the check of the versions the
+// batch was planned on, the insert, the streams' versions and (PostgreSQL) the wake-up for other
+// processes. The events go as one JSON document: as `jsonb[]` arrays node-postgres copied each
+// event's data and metadata twice to escape it, and the server parsed the array before the JSON.
+const APPEND_SQL = `SELECT ${COLUMNS}, conflict FROM event_store_append($1, $2, $3, $4::jsonb, $5, $6, $7, $8)`;
 const APPEND_SQL_KNEX = APPEND_SQL.replace(/\$\d+/g, '?');
 
 /** Sends event_store_append's arguments but the last (the wake-up's channel); returns its rows. */
@@ -98,7 +100,10 @@ type AppendCall = (values: unknown[]) => Promise<unknown[]>;
 
 interface BatchPlan {
   outcomes: Array<{ ok: true; eventIds: string[]; versions: Record<string, number> } | Error>;
-  cols: { stream: string[]; version: number[]; id: string[]; type: string[]; data: string[]; meta: string[]; at: string[] };
+  /** The rows to insert, in position order, as event_store_append's document takes them (migration 018). */
+  events: Array<{ s: string; v: number; i: string; t: string; d: Record<string, unknown>; m: Record<string, unknown> }>;
+  /** The batch's created_at. */
+  at: string;
   /** Every stream the batch was planned on, at its version once the batch is written. */
   versions: Map<string, number>;
   /** The streams written to, at their new versions. */
@@ -107,7 +112,7 @@ interface BatchPlan {
 
 /** Each pending append's expected-version check against the locked versions, and the rows to insert. */
 function planBatch(batch: Pending[], versions: Map<string, number>, now: Date): BatchPlan {
-  const cols: BatchPlan['cols'] = { stream: [], version: [], id: [], type: [], data: [], meta: [], at: [] };
+  const events: BatchPlan['events'] = [];
   const outcomes: BatchPlan['outcomes'] = [];
   const moved = new Map<string, number>();
   const at = now.toISOString();
@@ -131,13 +136,7 @@ function planBatch(batch: Pending[], versions: Map<string, number>, now: Date): 
         v += 1;
         const id = e.id ?? randomUUID();
         eventIds.push(id);
-        cols.stream.push(a.streamId);
-        cols.version.push(v);
-        cols.id.push(id);
-        cols.type.push(e.type);
-        cols.data.push(JSON.stringify(e.data));
-        cols.meta.push(JSON.stringify(e.metadata ?? {}));
-        cols.at.push(at);
+        events.push({ s: a.streamId, v, i: id, t: e.type, d: e.data, m: e.metadata ?? {} });
       }
       versions.set(a.streamId, v);
       moved.set(a.streamId, v);
@@ -145,14 +144,12 @@ function planBatch(batch: Pending[], versions: Map<string, number>, now: Date): 
     }
     outcomes.push({ ok: true, eventIds, versions: newVersions });
   }
-  return { outcomes, cols, versions, moved };
+  return { outcomes, events, at, versions, moved };
 }
 
 function insertValues(plan: BatchPlan): unknown[] {
-  const { cols } = plan;
   const moved = [...plan.moved.entries()];
-  return [cols.stream, cols.version, cols.id, cols.type, cols.data, cols.meta, cols.at,
-    moved.map(([s]) => s), moved.map(([, v]) => v)];
+  return [JSON.stringify(plan.events), plan.at, moved.map(([s]) => s), moved.map(([, v]) => v)];
 }
 
 function finishBatch(plan: BatchPlan, rows: Row[]): Array<AppendResult | Error> {
@@ -307,7 +304,7 @@ export class PostgresEventStore implements EventStore {
       const plan = planBatch(batch, new Map(versions), this.clock.now());
       // Nothing to write, each append refused on versions this store saw committed (a version
       // only grows, so an expectation below one is stale for certain): no round trip needed.
-      if (plan.cols.id.length === 0 && checked.every(([id, v]) => this.seen.get(id) === v)) return plan.outcomes as Error[];
+      if (plan.events.length === 0 && checked.every(([id, v]) => this.seen.get(id) === v)) return plan.outcomes as Error[];
       const values = [APPEND_LOCK_KEY, checked.map(([id]) => id), checked.map(([, v]) => v), ...insertValues(plan)];
       const rows = (await call(values)) as Array<Row & { conflict: boolean }>;
       if (rows.length > 0 && rows[0]!.conflict) {
@@ -319,7 +316,7 @@ export class PostgresEventStore implements EventStore {
         continue;
       }
       this.remember(plan.versions);
-      return plan.cols.id.length === 0 ? plan.outcomes as Error[] : finishBatch(plan, rows);
+      return plan.events.length === 0 ? plan.outcomes as Error[] : finishBatch(plan, rows);
     }
   }
 

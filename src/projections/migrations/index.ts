@@ -18,6 +18,7 @@ import * as m014 from './014_append_function.ts';
 import * as m015 from './015_rows_without_events.ts';
 import * as m016 from './016_record_webhook_events_each.ts';
 import * as m017 from './017_projector_expect.ts';
+import * as m018 from './018_append_document.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -42,6 +43,7 @@ const migrations: Array<[string, Migration]> = [
   ['015_rows_without_events', m015],
   ['016_record_webhook_events_each', m016],
   ['017_projector_expect', m017],
+  ['018_append_document', m018],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
