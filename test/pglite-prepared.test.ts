@@ -113,3 +113,22 @@ t.test("the service's embedded database: knex's transactions commit and roll bac
   const texts = (await db.knex.raw<{ rows: Array<{ statement: string }> }>('SELECT statement FROM pg_prepared_statements')).rows.map((r) => r.statement);
   t.ok(texts.includes('INSERT INTO tx VALUES ($1)'), 'its statements were prepared');
 });
+
+t.test("the service's embedded database plans each call for its tables as they are now", async (t) => {
+  // PGlite runs no autovacuum: a generic plan kept from when a table was empty would stay as it grew.
+  const db = await openDatabase({});
+  t.teardown(() => db.close());
+  const pglite = (db.knex.client as unknown as { config: { connection: { pglite: PGlite } } }).config.connection.pglite;
+  await db.knex.raw('CREATE TABLE kv (m uuid, k text, v text, PRIMARY KEY (m, k))');
+  const m = randomUUID();
+  const keys = (from: number) => Array.from({ length: 20 }, (_, j) => `k${from + j}`);
+  const update = 'UPDATE kv SET v = x.v FROM unnest(?::uuid[], ?::text[], ?::text[]) AS x(m, k, v) WHERE kv.m = x.m AND kv.k = x.k';
+  for (let i = 0; i < 10; i++) await db.knex.raw(update, [keys(0).map(() => m), keys(0), keys(0).map(() => 'v')]); // on an empty table
+  await db.knex.raw(`INSERT INTO kv SELECT ?, 'k' || g, 'v' FROM generate_series(1, 20000) g`, [m]);
+  const name = (await pglite.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE statement LIKE 'UPDATE kv %'")).rows[0]!.name;
+  const list = (xs: string[]) => `'{${xs.join(',')}}'`;
+  const plan = (await pglite.exec(`EXPLAIN EXECUTE ${name}(${list(keys(0).map(() => m))}, ${list(keys(0))}, ${list(keys(0).map(() => 'w'))})`))[0]!
+    .rows.map((r) => (r as Record<string, string>)['QUERY PLAN']).join('\n');
+  t.match(plan, /Index Scan using kv_pkey/, 'the 20 keys found through the primary key');
+  t.notMatch(plan, /Seq Scan on kv/, 'not a scan of the 20,000 rows kept from when the table was empty');
+});

@@ -9,7 +9,7 @@ import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { migrationSource } from '../projections/migrations/index.ts';
 import { ensurePgliteDir } from './pglite-dir.ts';
 import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, pgliteStartParams } from './pglite-params.ts';
-import { preparePglite } from './pglite-prepared.ts';
+import { PLAN_EACH_CALL, preparePglite } from './pglite-prepared.ts';
 import { takeTurns } from './pglite-turns.ts';
 
 // int8 (bigint) and numeric come back as strings by default; keep them exact: positions are bigint.
@@ -117,7 +117,13 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     unlock();
     throw err;
   });
-  // Each text parsed once (pglite-prepared.ts); statements give the event loop a turn (pglite-turns.ts).
+  // Each text parsed once and each call planned (pglite-prepared.ts); statements give the event loop
+  // a turn (pglite-turns.ts).
+  await pglite.exec(PLAN_EACH_CALL).catch(async (err: unknown) => {
+    await pglite.close().catch(() => undefined);
+    unlock();
+    throw err;
+  });
   takeTurns(preparePglite(pglite, { serialize: protocol.serialize, parseResults: parse.parseResults }));
   const knex = knexFactory({
     client: ClientPgLite as unknown as typeof knexFactory.Client,
