@@ -24,9 +24,12 @@ export const idempotencyPurge: Worker = {
   name: IDEMPOTENCY_PURGE_JOB,
   async start(s: Services) {
     s.scheduler.register(IDEMPOTENCY_PURGE_JOB, async () => {
+      // The next run an hour after this one started: a clock that moved while it ran (a test's
+      // manual clock) must not push the next run past keys that expired meanwhile.
+      const started = s.clock.now();
       const purged = await purgeExpiredKeys(s);
       if (purged > 0) s.log.info({ purged }, 'expired idempotency keys purged');
-      return { retryAt: new Date(s.clock.now().getTime() + PURGE_EVERY_MS) };
+      return { retryAt: new Date(started.getTime() + PURGE_EVERY_MS) };
     }, { concurrency: 1 });
     // Kept if already there (another process, an earlier run): one job, rescheduled by each run.
     await s.scheduler.schedule(IDEMPOTENCY_PURGE_JOB, IDEMPOTENCY_PURGE_KEY, {}, s.clock.now());
