@@ -26,6 +26,7 @@ import { kycModule } from './api/routes/kyc.ts';
 import { kycProjection } from './projections/kyc.ts';
 import { kycReviewWorker } from './workers/kyc-review.ts';
 import { idempotencyPurge } from './workers/idempotency-purge.ts';
+import { embeddedVacuum } from './workers/embedded-vacuum.ts';
 import { dashboardUsersModule } from './api/routes/dashboard-users.ts';
 
 export const apiModules: ApiModule[] = [
@@ -69,5 +70,6 @@ export const workers: Worker[] = [
   transferSaga,
   kycReviewWorker,
   idempotencyPurge,
+  embeddedVacuum,
   makeEventForwarder({ types: () => new Set(workers.flatMap((w) => w.consumes?.() ?? [])) }),
 ];

@@ -1,0 +1,88 @@
+// The embedded mode's autovacuum. PGlite is PostgreSQL in one session with no background processes,
+// so nothing vacuumed or analysed its tables: dead rows stayed (every completed idempotency key,
+// finished job and updated read-model row leaves one), statistics stayed those of the first plans,
+// and transaction ids were never frozen. This job does what autovacuum would, on the same rules and
+// settings (infra/vacuum-need.ts), once a minute (autovacuum_naptime's default) on the service's
+// clock. On PostgreSQL it does nothing: the server's own autovacuum runs there.
+//
+// Each table is one statement: PGlite runs one statement at a time, so requests wait only for the
+// table being vacuumed, never for a whole round. Only the service's own database can be reached
+// from PGlite's session: the template databases' transaction-id age is not advanced by this.
+import type { Knex } from 'knex';
+import type { Services } from '../services.ts';
+import type { Worker } from '../registry.ts';
+import { ident } from '../projections/ident.ts';
+import { tablesNeedingWork, type AutovacuumSettings, type TableStats, type TableWork } from '../infra/vacuum-need.ts';
+
+export const EMBEDDED_VACUUM_JOB = 'embedded-vacuum';
+export const EMBEDDED_VACUUM_KEY = 'tables';
+export const VACUUM_EVERY_MS = 60 * 1000;
+
+async function settings(knex: Knex): Promise<AutovacuumSettings & { databaseXidAge: number }> {
+  const r = await knex.raw<{ rows: Array<Record<string, string>> }>(`SELECT
+      current_setting('autovacuum_vacuum_threshold') AS vt, current_setting('autovacuum_vacuum_scale_factor') AS vs,
+      current_setting('autovacuum_vacuum_insert_threshold') AS it, current_setting('autovacuum_vacuum_insert_scale_factor') AS "is",
+      current_setting('autovacuum_analyze_threshold') AS at, current_setting('autovacuum_analyze_scale_factor') AS "as",
+      current_setting('autovacuum_freeze_max_age') AS fm, current_setting('autovacuum_multixact_freeze_max_age') AS mm,
+      (SELECT age(datfrozenxid) FROM pg_database WHERE datname = current_database()) AS dx`);
+  const v = r.rows[0]!;
+  return {
+    vacuumThreshold: Number(v.vt), vacuumScaleFactor: Number(v.vs),
+    insertThreshold: Number(v.it), insertScaleFactor: Number(v.is),
+    analyzeThreshold: Number(v.at), analyzeScaleFactor: Number(v.as),
+    freezeMaxAge: Number(v.fm), multixactFreezeMaxAge: Number(v.mm),
+    databaseXidAge: Number(v.dx),
+  };
+}
+
+async function tableStats(knex: Knex): Promise<TableStats[]> {
+  const r = await knex.raw<{ rows: Array<Record<string, string | number>> }>(`SELECT s.schemaname, s.relname,
+      c.reltuples::float8 AS reltuples, s.n_dead_tup, s.n_ins_since_vacuum, s.n_mod_since_analyze,
+      age(c.relfrozenxid) AS xid_age, mxid_age(c.relminmxid) AS mxid_age
+    FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid`);
+  return r.rows.map((x) => ({
+    schema: String(x.schemaname), table: String(x.relname), reltuples: Number(x.reltuples),
+    deadRows: Number(x.n_dead_tup), insertedSinceVacuum: Number(x.n_ins_since_vacuum),
+    modifiedSinceAnalyze: Number(x.n_mod_since_analyze), xidAge: Number(x.xid_age), multixactAge: Number(x.mxid_age),
+  }));
+}
+
+/** One round: the tables that need it vacuumed or analysed, one statement each. Returns what was done. */
+export async function vacuumRound(knex: Knex): Promise<TableWork[]> {
+  const s = await settings(knex);
+  const work = tablesNeedingWork(await tableStats(knex), s);
+  const done: TableWork[] = [];
+  for (const w of work) {
+    const name = `${ident(w.schema)}.${ident(w.table)}`;
+    const statement = w.vacuum ? `VACUUM (${w.analyze ? 'ANALYZE, ' : ''}SKIP_LOCKED) ${name}` : `ANALYZE (SKIP_LOCKED) ${name}`;
+    try {
+      await knex.raw(statement);
+      done.push(w);
+    } catch (err) {
+      // A projection's shadow table dropped since the statistics were read: nothing to do.
+      if ((err as { code?: string }).code !== '42P01') throw err;
+    }
+  }
+  // The system catalogs age too, and no user table's vacuum freezes them: a database-wide VACUUM
+  // when the database's oldest transaction id passes the same limit.
+  if (s.databaseXidAge > s.freezeMaxAge) await knex.raw('VACUUM');
+  return done;
+}
+
+export const embeddedVacuum: Worker = {
+  name: EMBEDDED_VACUUM_JOB,
+  async start(s: Services) {
+    if (s.db.kind !== 'pglite') return async () => undefined;
+    s.scheduler.register(EMBEDDED_VACUUM_JOB, async () => {
+      const started = s.clock.now();
+      const t0 = performance.now();
+      const done = await vacuumRound(s.knex);
+      if (done.length > 0) {
+        s.log.info({ tables: done.map((w) => `${w.schema}.${w.table} (${w.reason})`), ms: Math.round(performance.now() - t0) }, 'embedded database vacuumed');
+      }
+      return { retryAt: new Date(started.getTime() + VACUUM_EVERY_MS) };
+    }, { concurrency: 1 });
+    await s.scheduler.schedule(EMBEDDED_VACUUM_JOB, EMBEDDED_VACUUM_KEY, {}, new Date(s.clock.now().getTime() + VACUUM_EVERY_MS));
+    return async () => undefined;
+  },
+};

@@ -1,0 +1,101 @@
+// The embedded mode's autovacuum (workers/embedded-vacuum.ts, infra/vacuum-need.ts): PGlite runs no
+// autovacuum, so the service vacuums and analyses its tables itself, on PostgreSQL's own rules.
+import t from 'tap';
+import type { Knex } from 'knex';
+import { openDatabase, migrate } from '../src/infra/db.ts';
+import { tablesNeedingWork, type AutovacuumSettings, type TableStats } from '../src/infra/vacuum-need.ts';
+import { EMBEDDED_VACUUM_JOB, VACUUM_EVERY_MS, vacuumRound } from '../src/workers/embedded-vacuum.ts';
+import { ManualClock } from '../src/infra/clock.ts';
+import { startTestApp } from './helpers/app.ts';
+import { until } from './helpers/money.ts';
+
+// PostgreSQL 15's defaults.
+const defaults: AutovacuumSettings = {
+  vacuumThreshold: 50, vacuumScaleFactor: 0.2, insertThreshold: 1000, insertScaleFactor: 0.2,
+  analyzeThreshold: 50, analyzeScaleFactor: 0.1, freezeMaxAge: 200_000_000, multixactFreezeMaxAge: 400_000_000,
+};
+// PostgreSQL publishes a session's row counts at most once a second, when it next goes idle; PGlite
+// has no idle timer, so the counts appear with its next statement a second later.
+const statsPublished = async (k: Knex) => {
+  await new Promise((r) => setTimeout(r, 1100));
+  await k.raw('SELECT 1');
+};
+const table = (over: Partial<TableStats>): TableStats => ({
+  schema: 'public', table: 'keys', reltuples: 10_000, deadRows: 0, insertedSinceVacuum: 0,
+  modifiedSinceAnalyze: 0, xidAge: 1_000, multixactAge: 1, ...over,
+});
+
+t.test('the rules: autovacuum thresholds, base plus a share of the rows', async (t) => {
+  t.same(tablesNeedingWork([table({})], defaults), [], 'a quiet table: nothing');
+  t.same(tablesNeedingWork([table({ deadRows: 2_050 })], defaults), [], 'dead rows at the threshold (50 + 20% of 10,000): not yet');
+  t.same(tablesNeedingWork([table({ deadRows: 2_051 })], defaults),
+    [{ schema: 'public', table: 'keys', vacuum: true, analyze: false, reason: 'dead rows' }]);
+  t.same(tablesNeedingWork([table({ insertedSinceVacuum: 3_001, modifiedSinceAnalyze: 3_001 })], defaults),
+    [{ schema: 'public', table: 'keys', vacuum: true, analyze: true, reason: 'inserts' }], 'an insert-only table is vacuumed (and analysed)');
+  t.same(tablesNeedingWork([table({ insertedSinceVacuum: 3_001 })], { ...defaults, insertThreshold: -1 }), [], 'insert vacuum disabled by -1');
+  t.same(tablesNeedingWork([table({ modifiedSinceAnalyze: 1_051 })], defaults),
+    [{ schema: 'public', table: 'keys', vacuum: false, analyze: true, reason: 'statistics' }], 'statistics alone: ANALYZE');
+  t.same(tablesNeedingWork([table({ reltuples: -1, deadRows: 51 })], defaults).map((w) => w.reason), ['dead rows'], 'never counted: as empty');
+});
+
+t.test('the rules: a table near transaction-id wraparound is vacuumed first, whatever its changes', async (t) => {
+  const work = tablesNeedingWork([
+    table({ table: 'busy', deadRows: 1_000_000 }),
+    table({ table: 'old', xidAge: 200_000_001 }),
+    table({ table: 'old-multixact', multixactAge: 400_000_001 }),
+  ], defaults);
+  t.same(work.map((w) => [w.table, w.reason, w.vacuum]), [['old', 'wraparound', true], ['old-multixact', 'wraparound', true], ['busy', 'dead rows', true]]);
+});
+
+t.test('a round on PGlite vacuums the table with dead rows, and only what needs it', async (t) => {
+  const db = await openDatabase({});
+  t.teardown(() => db.close());
+  await migrate(db);
+  const k = db.knex;
+  const stats = async (name: string) => (await k.raw<{ rows: Array<{ n_dead_tup: string; last_vacuum: Date | null }> }>(
+    'SELECT n_dead_tup, last_vacuum FROM pg_stat_user_tables WHERE relname = ?', [name])).rows[0]!;
+  await k.raw('CREATE TABLE churn (id int PRIMARY KEY, v text)');
+  await k.raw(`INSERT INTO churn SELECT g, 'x' FROM generate_series(1, 2000) g`);
+  for (let i = 0; i < 3; i++) await k.raw(`UPDATE churn SET v = v || 'y'`);
+  await statsPublished(k);
+  t.ok(Number((await stats('churn')).n_dead_tup) > 1000, 'three updates of 2,000 rows: dead rows (some pruned on the way)');
+  await vacuumRound(k); // and everything migrations left behind
+  t.equal(Number((await stats('churn')).n_dead_tup), 0, 'the dead rows reclaimed');
+  t.ok((await stats('churn')).last_vacuum, 'churn vacuumed');
+
+  await k.raw(`UPDATE churn SET v = 'z' WHERE id <= 10`); // 10 dead rows: under the threshold
+  await k.raw(`DELETE FROM churn WHERE id > 1500`); // 500 dead rows: over it
+  await k.raw('CREATE TABLE quiet (id int PRIMARY KEY)');
+  await k.raw('INSERT INTO quiet VALUES (1)');
+  await statsPublished(k);
+  const done = await vacuumRound(k);
+  t.same(done.map((w) => [w.table, w.reason]), [['churn', 'dead rows']], 'only the table over its threshold');
+  t.same(await vacuumRound(k), [], 'then nothing left to do');
+});
+
+t.test('the service runs the round once a minute on its clock in the embedded mode, never on PostgreSQL', async (t) => {
+  const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
+  const h = await startTestApp({ clock });
+  t.teardown(() => h.stop());
+  const s = h.app.services;
+  const job = () => s.knex('jobs').where({ kind: EMBEDDED_VACUUM_JOB }).first();
+  if (s.db.kind !== 'pglite') {
+    t.notOk(await job(), 'PostgreSQL vacuums itself: no job');
+    return;
+  }
+  await s.knex.raw('CREATE TABLE churn (id int PRIMARY KEY)');
+  await s.knex.raw('INSERT INTO churn SELECT generate_series(1, 500)');
+  await s.knex.raw('DELETE FROM churn');
+  await statsPublished(s.knex);
+  const t0 = clock.now().getTime();
+  t.equal(new Date((await job()).due_at).getTime(), t0 + VACUUM_EVERY_MS, 'first round a minute after start');
+  clock.advance(VACUUM_EVERY_MS);
+  await until('the round ran and set the next', async () => {
+    const j = await job();
+    return j && j.locked_until === null && new Date(j.due_at).getTime() === t0 + 2 * VACUUM_EVERY_MS;
+  });
+  const churn = await s.knex.raw<{ rows: Array<{ n_dead_tup: string; last_vacuum: Date | null }> }>(
+    `SELECT n_dead_tup, last_vacuum FROM pg_stat_user_tables WHERE relname = 'churn'`);
+  t.ok(churn.rows[0]!.last_vacuum, 'the table with 500 dead rows vacuumed');
+  t.equal(Number(churn.rows[0]!.n_dead_tup), 0);
+});
