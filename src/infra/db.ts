@@ -8,7 +8,7 @@ import { prepareByText } from './prepared-statements.ts';
 import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { migrationSource } from '../projections/migrations/index.ts';
 import { ensurePgliteDir } from './pglite-dir.ts';
-import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, pgliteStartParams } from './pglite-params.ts';
+import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, PGLITE_STATISTICS_TARGET, pgliteStartParams } from './pglite-params.ts';
 import { PLAN_EACH_CALL, preparePglite } from './pglite-prepared.ts';
 import { takeTurns } from './pglite-turns.ts';
 
@@ -117,9 +117,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     unlock();
     throw err;
   });
-  // Each text parsed once and each call planned (pglite-prepared.ts); statements give the event loop
-  // a turn (pglite-turns.ts).
-  await pglite.exec(PLAN_EACH_CALL).catch(async (err: unknown) => {
+  // Each text parsed once and each call planned (pglite-prepared.ts), small ANALYZE samples
+  // (pglite-params.ts); statements give the event loop a turn (pglite-turns.ts).
+  await pglite.exec(`${PLAN_EACH_CALL}; ${PGLITE_STATISTICS_TARGET}`).catch(async (err: unknown) => {
     await pglite.close().catch(() => undefined);
     unlock();
     throw err;
