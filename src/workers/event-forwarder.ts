@@ -126,6 +126,9 @@ export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
             const startedUnder = generation();
             const publish = events.filter(forwarded);
             for (let i = 0; i < publish.length; i += PUBLISH_WINDOW) {
+              // The in-process bus holds its backlog in memory: wait while a consumer is far behind
+              // (the events wait in the store instead; memory.ts).
+              if (memory) await memory.room();
               if (mine !== epoch) throw new Rewound('rewound');
               await Promise.all(publish.slice(i, i + PUBLISH_WINDOW).map((e) => s.bus.publish(subjectOf(e.type), e.id, toMessage(e))));
             }

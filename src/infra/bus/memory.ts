@@ -8,6 +8,12 @@
 // durable consumer; a separate process has its own bus. Messages published while no consumer of a
 // durable runs are not kept for it (JetStream keeps them): in the embedded mode consumers run for
 // the process's lifetime and the forwarder re-sends what was not settled when it restarts.
+//
+// Bounded: the bus holds its messages in the process's memory, where JetStream keeps a backlog on
+// disk. A publisher that can wait (the event forwarder) calls room() first, and waits while a
+// consumer has more than ROOM_HIGH messages queued; what it has not published stays in the event
+// store. Under a steady embedded payin load the provider gateway fell behind the API, and its
+// queue held tens of thousands of events (the service grew past 1 GB in three minutes).
 import {
   DEFAULT_MAX_DELIVER, defaultBackoffMs, subjectMatches,
   type Bus, type BusMessage, type Consumer, type ConsumerLag, type ConsumerOptions, type DeadLetterInfo,
@@ -18,6 +24,9 @@ interface Pending { entry: Entry; deliveryCount: number }
 
 const DEDUPE_WINDOW = 100_000; // ids remembered by the bus
 const MAX_QUEUE = 1_000_000;
+/** room() waits while a consumer has more messages queued than this, until it is down to ROOM_LOW. */
+export const ROOM_HIGH = 1_000;
+const ROOM_LOW = ROOM_HIGH / 2;
 
 class MemoryConsumer implements Consumer {
   private queue: Pending[] = [];
@@ -35,6 +44,11 @@ class MemoryConsumer implements Consumer {
 
   matches(subject: string): boolean {
     return !this.stopped && this.opts.subjects.some((p) => subjectMatches(p, subject));
+  }
+
+  /** Messages waiting for a free slot (not those in hand or waiting for a redelivery's delay). */
+  queued(): number {
+    return this.queue.length;
   }
 
   /** Messages this consumer holds: handling, queued or waiting for a redelivery. */
@@ -74,6 +88,7 @@ class MemoryConsumer implements Consumer {
     const limit = this.opts.concurrency ?? 1;
     while (!this.stopped && this.inFlight < limit && this.queue.length > 0) {
       const item = this.queue.shift()!;
+      this.bus.drained();
       this.inFlight++;
       void this.deliver(item.entry, item.deliveryCount).finally(() => {
         this.inFlight--;
@@ -120,6 +135,7 @@ class MemoryConsumer implements Consumer {
     }
     this.timers.clear();
     for (const item of this.queue.splice(0)) this.bus.handOver(this, item, 0);
+    this.bus.drained();
     if (this.inFlight > 0) await new Promise<void>((r) => this.idle.push(r));
     this.bus.remove(this);
   }
@@ -130,6 +146,7 @@ export class MemoryBus implements Bus {
   private seq = 0;
   private consumers = new Set<MemoryConsumer>();
   private readonly seenIds = new Set<string>();
+  private waitingForRoom: Array<() => void> = [];
   readonly deadLetters: Array<{ durable: string; id: string; subject: string; data: unknown; error: string }> = [];
 
   async publish(subject: string, id: string, data: unknown): Promise<void> {
@@ -137,6 +154,27 @@ export class MemoryBus implements Bus {
     this.seenIds.add(id);
     if (this.seenIds.size > DEDUPE_WINDOW) this.seenIds.delete(this.seenIds.values().next().value as string);
     this.dispatch({ seq: ++this.seq, id, subject, data });
+  }
+
+  /**
+   * Resolves once no consumer has more than ROOM_HIGH messages queued (then lets publishers on when
+   * the fullest is down to ROOM_LOW). A publisher that calls it before each publish bounds what the
+   * bus holds; publish() itself never waits.
+   */
+  async room(): Promise<void> {
+    while (this.fullest() > ROOM_HIGH) await new Promise<void>((resolve) => this.waitingForRoom.push(resolve));
+  }
+
+  /** The longest consumer queue. */
+  fullest(): number {
+    let most = 0;
+    for (const c of this.consumers) most = Math.max(most, c.queued());
+    return most;
+  }
+
+  /** A consumer's queue shrank (or it stopped): wakes the publishers waiting for room, if there is. */
+  drained(): void {
+    if (this.waitingForRoom.length > 0 && this.fullest() <= ROOM_LOW) for (const f of this.waitingForRoom.splice(0)) f();
   }
 
   /** One consumer per durable gets the entry: the least busy of those running. */
@@ -180,6 +218,7 @@ export class MemoryBus implements Bus {
 
   remove(c: MemoryConsumer): void {
     this.consumers.delete(c);
+    this.drained();
   }
 
   /** True while any consumer still owes an outcome for something published. */
