@@ -12,6 +12,7 @@ import { startApp } from '../src/app.ts';
 import { createLogger } from '../src/infra/log.ts';
 import { testDatabase } from './helpers/db.ts';
 import { sleep, waitFor } from './helpers/bus-contract.ts';
+import { makeEventForwarder } from '../src/workers/event-forwarder.ts';
 
 /** A handler that holds every message until the gate opens. */
 function gate() {
@@ -76,4 +77,32 @@ t.test('the event forwarder leaves a slow consumer\'s backlog in the event store
   g.open();
   await waitFor('every event delivered', () => seen.size === EVENTS, 30_000);
   t.ok([...seen.values()].every((n) => n === 1), 'each once');
+});
+
+t.test('a forwarder waiting for room stops at once when asked', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-room-stop-'));
+  const tdb = await testDatabase();
+  const bus = new MemoryBus();
+  // The API role starts no workers: the forwarder below is the only one, stopped by the test.
+  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'room-test-token', LOG_LEVEL: 'silent', BUS_FORWARD: 'all' }, ['--role', 'api']);
+  const app = await startApp({ config: { ...config, databaseUrl: tdb.url }, database: tdb.db, bus, log: createLogger('silent'), port: 0 });
+  const g = gate();
+  t.teardown(async () => {
+    g.open();
+    await app.stop();
+    await tdb.teardown();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  await bus.consume({ durable: 'room-stop', subjects: ['events.room.stopped'], handler: async () => { await g.opened; } });
+  const stopForwarder = await makeEventForwarder().start(app.services);
+  for (let i = 0; i < 2 * ROOM_HIGH; i += 100) {
+    await app.services.store.append([{
+      streamId: `room-${randomUUID()}`, expectedVersion: 0,
+      events: Array.from({ length: 100 }, (_, j) => ({ type: 'room.stopped', data: { n: i + j } })),
+    }]);
+  }
+  await waitFor('the queue over the mark', () => bus.fullest() > ROOM_HIGH, 10_000);
+  await sleep(100); // the forwarder is now waiting for room
+  const outcome = await Promise.race([stopForwarder().then(() => 'stopped'), sleep(5_000).then(() => 'still waiting')]);
+  t.equal(outcome, 'stopped', 'the stop does not wait for the slow consumer');
 });

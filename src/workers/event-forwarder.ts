@@ -89,6 +89,9 @@ export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
       let seenGeneration = generation();
       let epoch = 0;
       let stopped = false;
+      // A batch waiting for the bus's room gives up when the forwarder stops.
+      let stop!: () => void;
+      const stopping = new Promise<void>((resolve) => (stop = resolve));
 
       let saving = Promise.resolve();
       let lastSave = 0;
@@ -128,7 +131,10 @@ export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
             for (let i = 0; i < publish.length; i += PUBLISH_WINDOW) {
               // The in-process bus holds its backlog in memory: wait while a consumer is far behind
               // (the events wait in the store instead; memory.ts).
-              if (memory) await memory.room();
+              if (memory) {
+                await Promise.race([memory.room(), stopping]);
+                if (stopped) throw new Rewound('stopped'); // not published: re-sent after a restart
+              }
               if (mine !== epoch) throw new Rewound('rewound');
               await Promise.all(publish.slice(i, i + PUBLISH_WINDOW).map((e) => s.bus.publish(subjectOf(e.type), e.id, toMessage(e))));
             }
@@ -176,6 +182,7 @@ export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
 
       return async () => {
         stopped = true;
+        stop();
         clearInterval(timer);
         await rewinding;
         await sub.stop();
