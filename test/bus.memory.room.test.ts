@@ -1,7 +1,7 @@
 // The in-process bus holds its messages in memory; the event forwarder waits for room before it
 // publishes, so a consumer far behind leaves its backlog in the event store, not in the process
 // (infra/bus/memory.ts, workers/event-forwarder.ts).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +19,21 @@ function gate() {
   let open!: () => void;
   const opened = new Promise<void>((r) => (open = r));
   return { open, opened };
+}
+
+/** The service on a test database and the given in-process bus, every event forwarded; stopped at teardown. */
+async function appOn(t: Test, bus: MemoryBus, role: 'api' | 'worker', beforeStop: () => void = () => undefined) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-room-'));
+  const tdb = await testDatabase();
+  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'room-test-token', LOG_LEVEL: 'silent', BUS_FORWARD: 'all' }, ['--role', role]);
+  const app = await startApp({ config: { ...config, databaseUrl: tdb.url }, database: tdb.db, bus, log: createLogger('silent'), port: 0 });
+  t.teardown(async () => {
+    beforeStop();
+    await app.stop();
+    await tdb.teardown();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  return app;
 }
 
 t.test('room() waits while a consumer has more than ROOM_HIGH queued, until it is down to half', async (t) => {
@@ -41,16 +56,8 @@ t.test('room() waits while a consumer has more than ROOM_HIGH queued, until it i
 });
 
 t.test('the event forwarder leaves a slow consumer\'s backlog in the event store', async (t) => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-room-'));
-  const tdb = await testDatabase();
   const bus = new MemoryBus();
-  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'room-test-token', LOG_LEVEL: 'silent', BUS_FORWARD: 'all' }, ['--role', 'worker']);
-  const app = await startApp({ config: { ...config, databaseUrl: tdb.url }, database: tdb.db, bus, log: createLogger('silent'), port: 0 });
-  t.teardown(async () => {
-    await app.stop();
-    await tdb.teardown();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  const app = await appOn(t, bus, 'worker');
   const g = gate();
   const seen = new Map<string, number>();
   await bus.consume({
@@ -80,19 +87,10 @@ t.test('the event forwarder leaves a slow consumer\'s backlog in the event store
 });
 
 t.test('a forwarder waiting for room stops at once when asked', async (t) => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-room-stop-'));
-  const tdb = await testDatabase();
   const bus = new MemoryBus();
-  // The API role starts no workers: the forwarder below is the only one, stopped by the test.
-  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'room-test-token', LOG_LEVEL: 'silent', BUS_FORWARD: 'all' }, ['--role', 'api']);
-  const app = await startApp({ config: { ...config, databaseUrl: tdb.url }, database: tdb.db, bus, log: createLogger('silent'), port: 0 });
   const g = gate();
-  t.teardown(async () => {
-    g.open();
-    await app.stop();
-    await tdb.teardown();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  // The API role starts no workers: the forwarder below is the only one, stopped by the test.
+  const app = await appOn(t, bus, 'api', g.open);
   await bus.consume({ durable: 'room-stop', subjects: ['events.room.stopped'], handler: async () => { await g.opened; } });
   const stopForwarder = await makeEventForwarder().start(app.services);
   for (let i = 0; i < 2 * ROOM_HIGH; i += 100) {
