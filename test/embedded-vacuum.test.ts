@@ -4,7 +4,7 @@ import t from 'tap';
 import type { Knex } from 'knex';
 import { openDatabase, migrate } from '../src/infra/db.ts';
 import { tablesNeedingWork, type AutovacuumSettings, type TableStats } from '../src/infra/vacuum-need.ts';
-import { EMBEDDED_VACUUM_JOB, VACUUM_EVERY_MS, vacuumRound } from '../src/workers/embedded-vacuum.ts';
+import { EMBEDDED_VACUUM_JOB, VACUUM_EVERY_MS, runTableWork, vacuumRound } from '../src/workers/embedded-vacuum.ts';
 import { ManualClock } from '../src/infra/clock.ts';
 import { startTestApp } from './helpers/app.ts';
 import { until } from './helpers/money.ts';
@@ -71,6 +71,10 @@ t.test('a round on PGlite vacuums the table with dead rows, and only what needs 
   const done = await vacuumRound(k);
   t.same(done.map((w) => [w.table, w.reason]), [['churn', 'dead rows']], 'only the table over its threshold');
   t.same(await vacuumRound(k), [], 'then nothing left to do');
+  // A rebuild's shadow table or schema dropped between the statistics and the statement: skipped.
+  t.equal(await runTableWork(k, { schema: 'public', table: 'dropped', vacuum: true, analyze: true, reason: 'dead rows' }), false);
+  t.equal(await runTableWork(k, { schema: 'shadow_gone', table: 'payins', vacuum: false, analyze: true, reason: 'statistics' }), false);
+  t.equal(await runTableWork(k, { schema: 'public', table: 'quiet', vacuum: false, analyze: true, reason: 'statistics' }), true);
   const target = await k.raw<{ rows: Array<{ default_statistics_target: string }> }>('SHOW default_statistics_target');
   t.equal(target.rows[0]!.default_statistics_target, '10', "ANALYZE's sample kept small in PGlite's memory");
 });

@@ -54,22 +54,25 @@ async function tableStats(knex: Knex): Promise<TableStats[]> {
   }));
 }
 
+/** VACUUM or ANALYZE one table; false if it is gone (a rebuild's shadow table or schema, dropped since the statistics were read). */
+export async function runTableWork(knex: Knex, w: TableWork): Promise<boolean> {
+  const name = `${ident(w.schema)}.${ident(w.table)}`;
+  try {
+    await knex.raw(w.vacuum ? `VACUUM (${w.analyze ? 'ANALYZE, ' : ''}SKIP_LOCKED) ${name}` : `ANALYZE (SKIP_LOCKED) ${name}`);
+    return true;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === '42P01' || code === '3F000') return false; // undefined table, undefined schema
+    throw err;
+  }
+}
+
 /** One round: the tables that need it vacuumed or analysed, one statement each. Returns what was done. */
 export async function vacuumRound(knex: Knex): Promise<TableWork[]> {
   const s = await settings(knex);
   const work = tablesNeedingWork(await tableStats(knex), s);
   const done: TableWork[] = [];
-  for (const w of work) {
-    const name = `${ident(w.schema)}.${ident(w.table)}`;
-    const statement = w.vacuum ? `VACUUM (${w.analyze ? 'ANALYZE, ' : ''}SKIP_LOCKED) ${name}` : `ANALYZE (SKIP_LOCKED) ${name}`;
-    try {
-      await knex.raw(statement);
-      done.push(w);
-    } catch (err) {
-      // A projection's shadow table dropped since the statistics were read: nothing to do.
-      if ((err as { code?: string }).code !== '42P01') throw err;
-    }
-  }
+  for (const w of work) if (await runTableWork(knex, w)) done.push(w);
   // The system catalogs age too, and no user table's vacuum freezes them: a database-wide VACUUM
   // when the database's oldest transaction id passes the same limit.
   if (s.databaseXidAge > s.freezeMaxAge) await knex.raw('VACUUM');
