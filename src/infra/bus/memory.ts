@@ -13,7 +13,10 @@
 // disk. A publisher that can wait (the event forwarder) calls room() first, and waits while a
 // consumer has more than ROOM_HIGH messages queued; what it has not published stays in the event
 // store. Under a steady embedded payin load the provider gateway fell behind the API, and its
-// queue held tens of thousands of events (the service grew past 1 GB in three minutes).
+// queue held tens of thousands of events (the service grew past 1 GB in three minutes). A consumer
+// far behind holds back what the others get, as one bounded queue does; the service's consumers do
+// short database work and leave slow calls (operators, webhook endpoints, KYC files) to the
+// scheduler, so a queue fills only when the database is what is behind.
 import {
   DEFAULT_MAX_DELIVER, defaultBackoffMs, subjectMatches,
   type Bus, type BusMessage, type Consumer, type ConsumerLag, type ConsumerOptions, type DeadLetterInfo,
