@@ -31,6 +31,7 @@ import { systemModule } from './api/routes/system.ts';
 import { apiModules, projections, workers } from './registry.ts';
 import { mountDashboard } from './dashboard/router.ts';
 import type { Services } from './services.ts';
+import { cacheSizesFor } from './cache-sizes.ts';
 
 export interface AppOptions {
   config: Config;
@@ -82,13 +83,14 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
 
   // The event store: KurrentDB when EVENTSTORE_URL is set (read models stay in PostgreSQL/PGlite),
   // else the events table next to the read models.
+  const caches = cacheSizesFor(db.kind);
   let store: EventStore;
   if (config.eventstoreUrl) {
     // Loaded only here: its gRPC client is tens of MB of resident memory a PostgreSQL store never uses.
     const { KurrentEventStore } = await import('./infra/eventstore/kurrent.ts');
     store = new KurrentEventStore(config.eventstoreUrl, clock, { log });
   } else {
-    const pgStore = new PostgresEventStore(db, clock);
+    const pgStore = new PostgresEventStore(db, clock, { recentEvents: caches.recentEvents });
     await pgStore.start();
     store = pgStore;
   }
@@ -96,8 +98,8 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   const bus: Bus = opts.bus ?? (config.natsUrl
     ? await NatsBus.connect({ url: config.natsUrl, prefix: config.natsPrefix, ackWaitMs: config.busAckWaitMs, log })
     : new MemoryBus());
-  const aggregates = new Aggregates(store);
-  const projector = new Projector(db.knex, store, projections, log);
+  const aggregates = new Aggregates(store, caches.aggregates);
+  const projector = new Projector(db.knex, store, projections, log, { rowsKept: caches.projectorRows });
 
   const services: Services = {
     config, clock, log, db, knex: db.knex, store, bus, aggregates, projector,

@@ -45,7 +45,8 @@ interface Used {
   readOnly: boolean;
 }
 
-const CACHE_LIMIT = 10_000;
+/** Stream states kept (the least recently used go first); cache-sizes.ts picks it per mode. */
+export const AGGREGATE_CACHE_LIMIT = 10_000;
 /**
  * Conflicts come only from other processes (this one takes turns per stream), so a few processes
  * racing for one hot wallet need a handful of attempts; the jittered pause spreads them out. Past
@@ -58,7 +59,11 @@ export class Aggregates {
   private cache = new Map<string, { state: unknown; version: number }>();
   private locks = new Map<string, Promise<void>>();
 
-  constructor(readonly store: EventStore) {}
+  constructor(
+    readonly store: EventStore,
+    /** Stream states kept at most. */
+    readonly limit = AGGREGATE_CACHE_LIMIT,
+  ) {}
 
   async load<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>> {
     const cached = this.cache.get(streamId) as { state: S; version: number } | undefined;
@@ -77,7 +82,7 @@ export class Aggregates {
   private remember(streamId: string, state: unknown, version: number): void {
     this.cache.delete(streamId);
     this.cache.set(streamId, { state, version });
-    if (this.cache.size > CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
+    if (this.cache.size > this.limit) this.cache.delete(this.cache.keys().next().value as string);
   }
 
   forget(streamId: string): void {

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
-import { RowCache } from './row-cache.ts';
+import { ROW_CACHE_LIMIT, RowCache } from './row-cache.ts';
 import { historyOf, type StreamHistory } from './history.ts';
 import { applyInOneStatement } from './one-statement-batch.ts';
 
@@ -95,6 +95,8 @@ export class Projector {
   private startListeners: Array<(after: bigint) => void> = [];
   /** Each projection's rows as this projector last wrote them (row-cache.ts). */
   private readonly rowCaches = new Map<string, RowCache>();
+  /** Rows each projection keeps of its latest writes (cache-sizes.ts). */
+  readonly rowsKept: number;
   private readonly history: StreamHistory;
   /** Each checkpoint as this projector last committed it (undefined: not known, read it under the lock). */
   private known: Map<string, bigint> | undefined;
@@ -109,9 +111,10 @@ export class Projector {
     private readonly store: EventStore,
     readonly projections: Projection[],
     private readonly log: Logger,
-    opts: { oneStatement?: boolean } = {},
+    opts: { oneStatement?: boolean; rowsKept?: number } = {},
   ) {
-    for (const p of projections) this.rowCaches.set(p.name, new RowCache());
+    this.rowsKept = opts.rowsKept ?? ROW_CACHE_LIMIT;
+    for (const p of projections) this.rowCaches.set(p.name, new RowCache(this.rowsKept));
     this.history = historyOf(store);
     this.oneStatement = opts.oneStatement ?? true;
   }

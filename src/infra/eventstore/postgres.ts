@@ -168,7 +168,11 @@ export class PostgresEventStore implements EventStore {
   private writing = false;
   private readonly wakeup = new Wakeup();
   /** This process's latest commits, for its own subscribers (see recent-appends.ts). */
-  private readonly recent = new RecentAppends();
+  private readonly recent: RecentAppends;
+  /** Events this process keeps of its latest commits (cache-sizes.ts). */
+  get recentEventsKept(): number {
+    return this.recent.limit;
+  }
   /**
    * Reads of a stream's tail (from a version to its end) asked within one turn of the event loop, in
    * one statement (bench issue 8: a webhook's target is read from the merchant stream's tail, two
@@ -188,8 +192,10 @@ export class PostgresEventStore implements EventStore {
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
+    opts: { recentEvents?: number } = {},
   ) {
     this.name = db.kind;
+    this.recent = new RecentAppends(opts.recentEvents);
     if (db.kind === 'postgres' && db.url) {
       this.writer = new pg.Pool({ connectionString: db.url, max: 1 });
       this.writer.on('error', () => undefined); // an idle connection that dropped is replaced on next use

@@ -24,7 +24,7 @@ export class RecentAppends {
   /** The same events by stream, in version order. */
   private byStream = new Map<string, RecordedEvent[]>();
 
-  constructor(private readonly limit = RECENT_APPENDS_LIMIT) {}
+  constructor(readonly limit = RECENT_APPENDS_LIMIT) {}
 
   /** Adds one committed batch (in position order). A batch that does not follow on starts afresh. */
   add(batch: RecordedEvent[]): void {
