@@ -1,13 +1,26 @@
-# The merchant payments service: one image for every role (`npm start -- --role api|worker|all`).
-FROM node:20-slim
+# The merchant payments service: one image for every role (`bin/service --role api|worker|all`).
 
+# Build: the TypeScript compiled to dist/ (`npm run build`), with the dev dependencies it needs.
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY src ./src
+RUN npm run build
+
+FROM node:20-slim
 WORKDIR /app
 
-# Dependencies first (cached while only the sources change). tsx runs the TypeScript sources
-# directly, so there is no build step and no dev dependency in the image.
+# Dependencies first (cached while only the sources change); no dev dependency in the image.
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
 
+# The service runs the build (bin/service). The sources stay for the operator's commands
+# (`npm run projections|audit|statement`), which run them through tsx.
+COPY --from=build /app/dist ./dist
+COPY bin ./bin
 COPY tsconfig.json ./
 COPY src ./src
 
@@ -21,4 +34,4 @@ ENV HOST=0.0.0.0 \
     DATA_DIR=/app/data
 EXPOSE 3000
 
-CMD ["npm", "start"]
+CMD ["bin/service"]

@@ -88,7 +88,7 @@ t.test('api and worker: one image, their roles, health checks and start order', 
     const s = services[name]!;
     t.ok(s.build, `${name} is built from the Dockerfile`);
     const cmd = Array.isArray(s.command) ? s.command.join(' ') : String(s.command);
-    t.match(cmd, new RegExp(`^npm start -- --role ${name}$`), `${name} runs npm start with its role`);
+    t.match(cmd, new RegExp(`^bin/service --role ${name}$`), `${name} runs the build (bin/service) with its role`);
     const deps = s.depends_on as Record<string, { condition: string }>;
     for (const infra of ['postgres', 'kurrentdb', 'nats']) {
       t.equal(deps?.[infra]?.condition, 'service_healthy', `${name} waits for ${infra} to be healthy`);
@@ -100,8 +100,11 @@ t.test('api and worker: one image, their roles, health checks and start order', 
   t.notOk(services.worker!.ports, 'the worker publishes no port');
   const dockerfile = fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8');
   t.match(dockerfile, /^FROM node:20-slim/m);
-  t.match(dockerfile, /npm ci/);
-  t.match(dockerfile, /CMD \["npm", "start"\]/);
+  t.match(dockerfile, /npm ci --omit=dev/, 'no dev dependency in the image');
+  t.match(dockerfile, /RUN npm run build/, 'built in a stage of its own');
+  t.match(dockerfile, /COPY --from=build \/app\/dist \.\/dist/);
+  t.match(dockerfile, /COPY bin \.\/bin/);
+  t.match(dockerfile, /CMD \["bin\/service"\]/, 'runs the build as npm start does');
 });
 
 t.test('every variable the services set is one src/config.ts reads, and the needed ones are set', async (t) => {

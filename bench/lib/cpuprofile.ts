@@ -21,6 +21,9 @@ function fileOf(url: string): string {
     return `npm:${rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]}`;
   }
   if (u.startsWith('node:')) return u;
+  // The service runs from its build (dist/*.js, bin/service): named by the source file it came from.
+  const dist = u.lastIndexOf('/dist/');
+  if (dist >= 0) return `src/${u.slice(dist + 6).replace(/\.js$/, '.ts')}`;
   const src = u.indexOf('/src/');
   return src >= 0 ? u.slice(src + 1) : u;
 }

@@ -1,6 +1,7 @@
-// The service under test as a child process (`node --import tsx src/main.ts`) on its own database,
+// The service under test as a child process, started as in production (`bin/service`: the build in
+// dist/, which `buildService` makes once per run, as `npm start` does before it) on its own database,
 // NATS prefix, port and data directory, with its resident memory sampled from /proc while it runs.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,14 @@ async function dropNatsStream(prefix: string): Promise<void> {
 }
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+let built = false;
+/** `npm run build`, once per bench run: the scenarios measure the code as it is now. */
+export function buildService(): void {
+  if (built) return;
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  built = true;
+}
 export const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString('hex')}`;
 export const NATS_URL = process.env.BENCH_NATS_URL || 'nats://127.0.0.1:4222';
 
@@ -71,12 +80,16 @@ export async function startService(opts: {
   const log = fs.openSync(logFile, 'w');
   const inherited = { ...process.env };
   for (const k of ['DATABASE_URL', 'NATS_URL', 'NATS_PREFIX', 'EVENTSTORE_URL']) delete inherited[k];
-  // BENCH_SERVICE_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles any scenario's service.
+  // BENCH_SERVICE_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles any scenario's
+  // service; node's options reach it through NODE_OPTIONS, as bin/service runs node itself.
   const extraArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child: ChildProcess = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...extraArgs, '--import', 'tsx', 'src/main.ts'], {
+  const nodeOptions = [...(opts.nodeArgs ?? []), ...extraArgs].join(' ');
+  buildService();
+  const child: ChildProcess = spawn(path.join(ROOT, 'bin/service'), [], {
     cwd: ROOT,
     env: {
       ...inherited,
+      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,

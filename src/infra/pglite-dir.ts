@@ -9,9 +9,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'pglite-initdb-child.ts');
-// The child is TypeScript like the rest: tsx by its resolved location, whatever the working directory.
-const TSX = import.meta.resolve('tsx');
+// The child is this module's sibling: TypeScript (run through tsx, found by its resolved location
+// whatever the working directory) when the service runs from src/, JavaScript when it runs from the
+// build (dist/, bin/service).
+const HERE = fileURLToPath(import.meta.url);
+const CHILD = path.join(path.dirname(HERE), `pglite-initdb-child${path.extname(HERE)}`);
+const CHILD_ARGS = path.extname(HERE) === '.ts' ? ['--import', import.meta.resolve('tsx'), CHILD] : [CHILD];
 
 /** PostgreSQL writes PG_VERSION into a data directory that initdb completed. */
 export function pgliteDirInitialised(dir: string): boolean {
@@ -20,7 +23,7 @@ export function pgliteDirInitialised(dir: string): boolean {
 
 function runChild(target: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', TSX, CHILD, target], { maxBuffer: 4 * 1024 * 1024 }, (err, _stdout, stderr) => {
+    execFile(process.execPath, [...CHILD_ARGS, target], { maxBuffer: 4 * 1024 * 1024 }, (err, _stdout, stderr) => {
       if (err) reject(new Error(`creating the embedded database in ${target} failed: ${err.message}\n${stderr.slice(-2000)}`));
       else resolve();
     });

@@ -1,0 +1,70 @@
+// The production entry point (README, Dockerfile, bench): `npm run build` compiles the service to
+// dist/, and `bin/service` runs that build, with the allocator and compiler settings that keep the
+// embedded service's memory down (bench/PROFILE.md §19). Started here on an empty data directory, as
+// on a fresh machine: the embedded database is created by the compiled initdb child, the dashboard's
+// static files are served from the build, and SIGTERM stops it cleanly.
+import t from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync, spawn } from 'node:child_process';
+import { request } from './helpers/app.ts';
+import { freePort } from './helpers/net.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+const dist = path.join(root, 'dist');
+
+t.test('npm run build empties dist/ and compiles the service with its static files', async (t) => {
+  fs.mkdirSync(dist, { recursive: true });
+  fs.writeFileSync(path.join(dist, 'removed-module.js'), 'throw new Error("stale")\n');
+  execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'pipe' });
+  t.notOk(fs.existsSync(path.join(dist, 'removed-module.js')), 'a module no longer in src/ is gone');
+  for (const f of ['main.js', 'infra/pglite-initdb-child.js', 'dashboard/static/dashboard.css', 'dashboard/static/dashboard.js']) {
+    t.ok(fs.existsSync(path.join(dist, f)), f);
+  }
+  const app = fs.readFileSync(path.join(dist, 'app.js'), 'utf8');
+  t.match(app, /from ["']\.\/infra\/clock\.js["']/, 'relative imports point at the compiled .js files');
+  t.notMatch(app, /from ["']\.{1,2}\/[^"']*\.ts["']/, 'none at a .ts file');
+});
+
+t.test('bin/service runs the build on an empty data directory, then stops on SIGTERM', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bin-service-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(path.join(root, 'bin/service'), ['--role', 'all'], {
+    cwd: os.tmpdir(), // any working directory: the script finds the build beside itself
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: 'bin-service-admin-token', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c) => { out += c; });
+  child.stderr!.on('data', (c) => { out += c; });
+  const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+
+  const until = Date.now() + 60_000;
+  let ready: { status: number; body: any } | undefined;
+  while (Date.now() < until && child.exitCode === null) {
+    ready = await request(base, 'GET', '/readyz').catch(() => undefined);
+    if (ready?.status === 200) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  t.equal(ready?.status, 200, `ready (output: ${out.slice(-500)})`);
+  t.equal(ready?.body.status, 'ready');
+  t.ok(fs.existsSync(path.join(dataDir, 'pglite', 'PG_VERSION')), 'the embedded database was created (the compiled initdb child)');
+
+  // One process (the script exec'd node): the settings are the service's own.
+  const cmdline = fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
+  t.ok(cmdline.some((a) => a.endsWith('dist/main.js')), `runs the build: ${cmdline.join(' ')}`);
+  t.ok(cmdline.includes('--wasm-num-compilation-tasks=1'), 'one WebAssembly compilation at a time');
+  t.notOk(cmdline.some((a) => a.includes('tsx')), 'no TypeScript loader');
+  t.ok(fs.readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0').includes('MALLOC_ARENA_MAX=1'), 'one allocator arena');
+
+  t.equal((await request(base, 'GET', '/dashboard/static/dashboard.css')).status, 200, 'static files from the build');
+  t.equal((await request(base, 'GET', '/openapi.json')).status, 200);
+  t.equal((await request(base, 'GET', '/payins')).status, 401, 'the API itself answers');
+
+  child.kill('SIGTERM');
+  t.equal(await exit, 0, 'exits 0 on SIGTERM');
+});
