@@ -1,6 +1,8 @@
 // `npm run build`: the service's TypeScript compiled to dist/ (what bin/service runs), with the
-// dashboard's static files beside the code that serves them. dist/ is emptied first, so a module
-// removed from src/ cannot linger in it.
+// dashboard's static files beside the code that serves them. The build is made in a directory of
+// its own and then put in place of dist/ by two renames: a module removed from src/ cannot linger,
+// and a service started from dist/ (or a second `npm start`, building at the same time for another
+// role) never finds it half-written or missing.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,7 +11,30 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
-fs.rmSync(dist, { recursive: true, force: true });
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
-fs.cpSync(path.join(root, 'src/dashboard/static'), path.join(dist, 'dashboard/static'), { recursive: true });
+const next = `${dist}.building-${process.pid}`;
+const old = `${dist}.old-${process.pid}`;
+fs.rmSync(next, { recursive: true, force: true });
+try {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', next], { stdio: 'inherit' });
+  fs.cpSync(path.join(root, 'src/dashboard/static'), path.join(next, 'dashboard/static'), { recursive: true });
+  // Another build may put its own dist/ in place between the two renames: move that one aside too.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      fs.renameSync(dist, `${old}-${attempt}`);
+    } catch (err) {
+      if (err.code !== 'ENOENT') throw err; // ENOENT: no build there
+    }
+    try {
+      fs.renameSync(next, dist);
+      break;
+    } catch (err) {
+      if ((err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') || attempt >= 10) throw err;
+    }
+  }
+} finally {
+  fs.rmSync(next, { recursive: true, force: true });
+  for (const f of fs.readdirSync(root)) {
+    if (f.startsWith(`${path.basename(old)}-`)) fs.rmSync(path.join(root, f), { recursive: true, force: true });
+  }
+}

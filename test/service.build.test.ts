@@ -27,6 +27,16 @@ t.test('npm run build empties dist/ and compiles the service with its static fil
   t.notMatch(app, /from ["']\.{1,2}\/[^"']*\.ts["']/, 'none at a .ts file');
 });
 
+t.test('builds at the same time (two roles started together) all succeed and leave one complete dist/', async (t) => {
+  const build = () => new Promise<number | null>((resolve) => {
+    const c = spawn(process.execPath, [path.join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'ignore' });
+    c.once('exit', (code) => resolve(code));
+  });
+  t.same(await Promise.all([build(), build(), build()]), [0, 0, 0], 'every build exits 0');
+  t.ok(fs.existsSync(path.join(dist, 'main.js')) && fs.existsSync(path.join(dist, 'dashboard/static/dashboard.css')), 'dist/ is complete');
+  t.same(fs.readdirSync(root).filter((f) => f.startsWith('dist.')), [], 'no build directory left behind');
+});
+
 t.test('bin/service runs the build on an empty data directory, then stops on SIGTERM', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bin-service-'));
   t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
@@ -34,7 +44,10 @@ t.test('bin/service runs the build on an empty data directory, then stops on SIG
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(path.join(root, 'bin/service'), ['--role', 'all'], {
     cwd: os.tmpdir(), // any working directory: the script finds the build beside itself
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: 'bin-service-admin-token', LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: 'bin-service-admin-token', LOG_LEVEL: 'warn',
+      SERVICE_NODE_OPTIONS: '--stack-trace-limit=12 --max-semi-space-size=16',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -55,9 +68,12 @@ t.test('bin/service runs the build on an empty data directory, then stops on SIG
   t.ok(fs.existsSync(path.join(dataDir, 'pglite', 'PG_VERSION')), 'the embedded database was created (the compiled initdb child)');
 
   // One process (the script exec'd node): the settings are the service's own.
-  const cmdline = fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
+  const cmdline = fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
   t.ok(cmdline.some((a) => a.endsWith('dist/main.js')), `runs the build: ${cmdline.join(' ')}`);
   t.ok(cmdline.includes('--wasm-num-compilation-tasks=1'), 'one WebAssembly compilation at a time');
+  const main = cmdline.findIndex((a) => a.endsWith('dist/main.js'));
+  t.same(cmdline.slice(main - 2, main), ['--stack-trace-limit=12', '--max-semi-space-size=16'], 'SERVICE_NODE_OPTIONS reach node, one option per word, before the script');
+  t.same(cmdline.slice(main + 1), ['--role', 'all'], "the script's arguments reach the service");
   t.notOk(cmdline.some((a) => a.includes('tsx')), 'no TypeScript loader');
   t.ok(fs.readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0').includes('MALLOC_ARENA_MAX=1'), 'one allocator arena');
 

@@ -81,7 +81,7 @@ export async function startService(opts: {
   const inherited = { ...process.env };
   for (const k of ['DATABASE_URL', 'NATS_URL', 'NATS_PREFIX', 'EVENTSTORE_URL']) delete inherited[k];
   // BENCH_SERVICE_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles any scenario's
-  // service; node's options reach it through NODE_OPTIONS, as bin/service runs node itself.
+  // service; bin/service passes SERVICE_NODE_OPTIONS to node (NODE_OPTIONS refuses --cpu-prof).
   const extraArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const nodeOptions = [...(opts.nodeArgs ?? []), ...extraArgs].join(' ');
   buildService();
@@ -89,7 +89,7 @@ export async function startService(opts: {
     cwd: ROOT,
     env: {
       ...inherited,
-      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+      ...(nodeOptions ? { SERVICE_NODE_OPTIONS: nodeOptions } : {}),
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
