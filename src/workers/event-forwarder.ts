@@ -4,7 +4,9 @@
 // messages) forwarding resumes from it; consumers are idempotent, so a re-send is harmless.
 //
 // What "safely" means depends on the bus:
-//  - the in-process bus keeps nothing across a crash: only what every consumer has settled is safe;
+//  - the in-process bus keeps nothing across a crash: only what every consumer has settled is safe,
+//    so the checkpoint moves past a batch once nothing published up to it is left unsettled (under a
+//    continuous load something always is, but each message in time settles);
 //  - NATS JetStream acknowledges a publish once the message is in the server's memory, before it
 //    reaches disk, so a NATS crash can lose the newest acknowledged messages. The checkpoint only
 //    moves past a published batch once PUBLISH_SAFETY_MARGIN_MS have passed since its last
@@ -17,6 +19,7 @@ import type { RecordedEvent, Subscription } from '../infra/eventstore/types.ts';
 import { readCheckpoint, writeCheckpoint } from '../projections/projector.ts';
 import { MemoryBus } from '../infra/bus/memory.ts';
 import type { Worker } from '../registry.ts';
+import { ForwardedBatches } from './forwarded-batches.ts';
 
 export const FORWARDER = 'forwarder';
 
@@ -86,6 +89,8 @@ export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
       // Batches published but not yet safe: the last position of each, when its last publish was
       // acknowledged, and the bus generation read before its first publish.
       let published: Array<{ position: bigint; at: number; generation: number }> = [];
+      // In-process bus: batches forwarded and not yet saved past (forwarded-batches.ts).
+      const forwardedBatches = new ForwardedBatches();
       let seenGeneration = generation();
       let epoch = 0;
       let stopped = false;
@@ -100,7 +105,7 @@ export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
         saving = saving.then(async () => {
           let target: bigint | undefined;
           if (memory) {
-            if (!memory.hasUnsettled()) target = forwardedTo;
+            target = forwardedBatches.takeSafe(memory.lowestUnsettled());
           } else {
             const now = Date.now();
             const current = generation();
@@ -141,7 +146,8 @@ export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
             if (mine !== epoch) throw new Rewound('rewound');
             const last = events[events.length - 1]!.position;
             forwardedTo = last;
-            if (!memory) published.push({ position: last, at: Date.now(), generation: startedUnder });
+            if (memory) forwardedBatches.add(last, memory.lastSeq());
+            else published.push({ position: last, at: Date.now(), generation: startedUnder });
             // At most once per check interval (the timer saves too): a write per batch was a
             // checkpoint statement every few milliseconds under load.
             if (Date.now() - lastSave >= interval) await saveSafe();
@@ -158,6 +164,7 @@ export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
         rewinding ??= (async () => {
           epoch++;
           published = [];
+          forwardedBatches.clear();
           await sub.stop();
           if (stopped) return;
           s.log.warn({ from: saved.toString(), forwarded: forwardedTo.toString() },

@@ -226,8 +226,23 @@ export class MemoryBus implements Bus {
 
   /** True while any consumer still owes an outcome for something published. */
   hasUnsettled(): boolean {
-    for (const c of this.consumers) if (c.unsettled.size > 0) return true;
-    return false;
+    return this.lowestUnsettled() !== undefined;
+  }
+
+  /** The sequence number of the last entry published (0: none yet). */
+  lastSeq(): number {
+    return this.seq;
+  }
+
+  /**
+   * The lowest sequence number a consumer still owes an outcome for (undefined: none): everything
+   * published before it is settled, so a crash now would lose nothing before it. A scan of what the
+   * consumers hold, which room() keeps to about a thousand each.
+   */
+  lowestUnsettled(): number | undefined {
+    let low: number | undefined;
+    for (const c of this.consumers) for (const seq of c.unsettled) if (low === undefined || seq < low) low = seq;
+    return low;
   }
 
   async consumerLag(): Promise<ConsumerLag[]> {
