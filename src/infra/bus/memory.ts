@@ -1,7 +1,7 @@
 // In-process bus for the embedded mode. Same contract as JetStream: at-least-once delivery to each
 // durable consumer, explicit outcome per message, delayed redelivery chosen by the handler,
 // dead-lettering after maxDeliver, dedupe of a re-published id. It keeps nothing on disk: the event
-// forwarder re-sends from its checkpoint after a restart (see hasUnsettled).
+// forwarder re-sends from its checkpoint after a restart (see lowestUnsettled).
 //
 // A durable lives in this process only: several consume() calls with the same durable name share
 // its work (each message goes to one of them, the least busy), like instances of one JetStream
