@@ -1,10 +1,11 @@
 // The embedded mode's autovacuum (workers/embedded-vacuum.ts, infra/vacuum-need.ts): PGlite runs no
-// autovacuum, so the service vacuums and analyses its tables itself, on PostgreSQL's own rules.
+// autovacuum, so the service vacuums and analyses its tables itself, on PostgreSQL's own rules; on
+// PostgreSQL it does so only while the server's autovacuum is off.
 import t from 'tap';
 import type { Knex } from 'knex';
 import { openDatabase, migrate } from '../src/infra/db.ts';
 import { tablesNeedingWork, type AutovacuumSettings, type TableStats } from '../src/infra/vacuum-need.ts';
-import { EMBEDDED_VACUUM_JOB, VACUUM_EVERY_MS, runTableWork, vacuumRound } from '../src/workers/embedded-vacuum.ts';
+import { EMBEDDED_VACUUM_JOB, VACUUM_EVERY_MS, runTableWork, serverAutovacuum, vacuumRound, vacuumsItself } from '../src/workers/embedded-vacuum.ts';
 import { ManualClock } from '../src/infra/clock.ts';
 import { startTestApp } from './helpers/app.ts';
 import { until } from './helpers/money.ts';
@@ -79,16 +80,21 @@ t.test('a round on PGlite vacuums the table with dead rows, and only what needs 
   t.equal(target.rows[0]!.default_statistics_target, '10', "ANALYZE's sample kept small in PGlite's memory");
 });
 
-t.test('the service runs the round every 15 seconds on its clock in the embedded mode, never on PostgreSQL', async (t) => {
+t.test('who vacuums: the service on PGlite always, on PostgreSQL only while the server runs no autovacuum', async (t) => {
+  t.equal(vacuumsItself('pglite', true), true, 'PGlite reports autovacuum on, and has no process for it');
+  t.equal(vacuumsItself('pglite', false), true);
+  t.equal(vacuumsItself('postgres', true), false, "PostgreSQL's own autovacuum");
+  t.equal(vacuumsItself('postgres', false), true, 'autovacuum turned off on the server: the service');
+});
+
+t.test('the service runs the round every 15 seconds on its clock where it vacuums itself', async (t) => {
   const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
   const h = await startTestApp({ clock });
   t.teardown(() => h.stop());
   const s = h.app.services;
   const job = () => s.knex('jobs').where({ kind: EMBEDDED_VACUUM_JOB }).first();
-  if (s.db.kind !== 'pglite') {
-    t.notOk(await job(), 'PostgreSQL vacuums itself: no job');
-    return;
-  }
+  const itself = vacuumsItself(s.db.kind, await serverAutovacuum(s.knex));
+  t.comment(`${s.db.kind}, the server's autovacuum ${(await serverAutovacuum(s.knex)) ? 'on' : 'off'}: the service vacuums ${itself ? 'itself' : 'nothing'}`);
   await s.knex.raw('CREATE TABLE churn (id int PRIMARY KEY)');
   await s.knex.raw('INSERT INTO churn SELECT generate_series(1, 500)');
   await s.knex.raw('DELETE FROM churn');
@@ -102,6 +108,10 @@ t.test('the service runs the round every 15 seconds on its clock in the embedded
   });
   const churn = await s.knex.raw<{ rows: Array<{ n_dead_tup: string; last_vacuum: Date | null }> }>(
     `SELECT n_dead_tup, last_vacuum FROM pg_stat_user_tables WHERE relname = 'churn'`);
+  if (!itself) {
+    t.notOk(churn.rows[0]!.last_vacuum, "the round left the table to the server's autovacuum");
+    return;
+  }
   t.ok(churn.rows[0]!.last_vacuum, 'the table with 500 dead rows vacuumed');
   t.equal(Number(churn.rows[0]!.n_dead_tup), 0);
 });
