@@ -2,7 +2,7 @@
 // Nothing below src/ reads process.env except this file.
 import path from 'node:path';
 import { parseCrashSpec } from './infra/crash-points.ts';
-import { DEFAULT_HEAP_GROWING_PERCENT } from './infra/heap-growth.ts';
+import { defaultHeapGrowingPercent } from './infra/heap-growth.ts';
 import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, MAX_PGLITE_SHARED_BUFFERS_MB } from './infra/pglite-params.ts';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -154,7 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     busForward: busForward(env.BUS_FORWARD),
     dashboardCookieSecure: cookieSecure(env.DASHBOARD_COOKIE_SECURE),
     dashboardSessionIdleMinutes: int(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 720, 1),
-    heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT),
+    heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', defaultHeapGrowingPercent(!env.DATABASE_URL)),
     pgliteSharedBuffersMb,
     crashAt: crashSpec(env.CRASH_AT),
   };
