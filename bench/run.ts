@@ -2,7 +2,8 @@
 // against real PostgreSQL (127.0.0.1:5432, a fresh bench_<random> database per scenario, dropped
 // after) and NATS (127.0.0.1:4222, a prefix of its own), the embedded mode for append and
 // payin-create, each side by side with its ceiling or peer. Writes bench/results/latest.json and
-// prints a Markdown table. `--only=append,rebuild` runs some scenarios only.
+// prints a Markdown table. `--only=append,rebuild` runs some scenarios only; `--smoke` runs each
+// phase for a moment (the bench's own test); `--out=FILE` writes the JSON there instead.
 // BENCH_DATABASE_URL / BENCH_NATS_URL point elsewhere; BENCH_KEEP_DB=1 keeps the databases.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,7 +19,7 @@ import { webhooks } from './scenarios/webhooks.ts';
 import { rebuild } from './scenarios/rebuild.ts';
 
 const args = process.argv.slice(2);
-const profile = args.includes('--full') ? PROFILES.full : PROFILES.quick;
+const profile = args.includes('--full') ? PROFILES.full : args.includes('--smoke') ? PROFILES.smoke : PROFILES.quick;
 const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
@@ -50,11 +51,11 @@ for (const [name, run] of scenarios) {
 }
 
 const out = { profile: profile.name, at: new Date().toISOString(), durationSeconds: Math.round((Date.now() - started) / 1000), machine, scenarios: results, failures };
-const file = path.join(ROOT, 'bench/results/latest.json');
+const file = path.resolve(args.find((a) => a.startsWith('--out='))?.slice(6) ?? path.join(ROOT, 'bench/results/latest.json'));
 fs.mkdirSync(path.dirname(file), { recursive: true });
 fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
 console.log(`\n${markdownTable(machine, profile.name, results)}\n`);
 const missed = Object.entries(results).filter(([, r]) => r.met === false);
 for (const [name, r] of missed) console.log(`target missed: ${name}: ${r.shortBy}`);
-console.log(`\n${Object.keys(results).length} figures in ${out.durationSeconds} s; results in bench/results/latest.json`);
+console.log(`\n${Object.keys(results).length} figures in ${out.durationSeconds} s; results in ${file.startsWith(`${ROOT}${path.sep}`) ? path.relative(ROOT, file) : file}`);
 process.exit(Object.keys(failures).length > 0 ? 1 : 0);

@@ -1,6 +1,8 @@
 // The bench profiles: quick (`npm run bench`, under 5 minutes on 2 cores) and full (`-- --full`).
+// smoke (`-- --smoke`) runs every phase for a moment: it checks that the bench runs and reports,
+// for its own test (test/bench.report.test.ts); its figures measure nothing.
 export interface Profile {
-  name: 'quick' | 'full';
+  name: 'quick' | 'full' | 'smoke';
   /** Seconds of each measured load phase, and of the warm-up before it. */
   seconds: number;
   warmupSeconds: number;
@@ -14,5 +16,6 @@ export interface Profile {
 
 export const PROFILES: Record<Profile['name'], Profile> = {
   quick: { name: 'quick', seconds: 8, warmupSeconds: 2, appendSeconds: 2, transferRate: 20, transferSeconds: 10, webhookEvents: 300, rebuildEvents: 200_000 },
+  smoke: { name: 'smoke', seconds: 1, warmupSeconds: 0.5, appendSeconds: 1, transferRate: 5, transferSeconds: 1, webhookEvents: 20, rebuildEvents: 2_000 },
   full: { name: 'full', seconds: 60, warmupSeconds: 10, appendSeconds: 15, transferRate: 20, transferSeconds: 60, webhookEvents: 3000, rebuildEvents: 1_000_000 },
 };

@@ -1,0 +1,118 @@
+// The bench's report (issue 8): each figure judged against its target with its ratio to the ceiling
+// run beside it, by how much a missed target is missed, the Markdown table with the machine's facts,
+// and `npm run bench` itself writing bench/results/latest.json's shape. The run uses the smoke
+// profile (every phase for a moment): it checks that the bench runs and reports, not its figures.
+import t from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { judge } from '../bench/lib/result.ts';
+import { markdownTable } from '../bench/lib/table.ts';
+import type { Machine } from '../bench/lib/machine.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+t.test('a figure with a ceiling: the ratio rounded to three places, the target judged on it', async (t) => {
+  const met = judge({ value: 2_000, unit: 'creates/s', ceiling: 3_000, ceilingName: 'Express', target: { on: 'ratio', op: '>=', bound: 0.5 } });
+  t.equal(met.ratio, 0.667);
+  t.equal(met.met, true);
+  t.equal(met.target, 'ratio >= 0.5');
+  t.notOk('shortBy' in met, 'nothing missed, nothing to say');
+
+  const missed = judge({ value: 1_200, unit: 'creates/s', ceiling: 4_000, ceilingName: 'Express', target: { on: 'ratio', op: '>=', bound: 0.5 } });
+  t.equal(missed.ratio, 0.3);
+  t.equal(missed.met, false);
+  t.equal(missed.shortBy, 'ratio 0.3 vs >= 0.5: 40% below the target', 'by how much, in words');
+});
+
+t.test('a figure judged on its value: above a ceiling (<=) or below a floor (>=)', async (t) => {
+  const p99 = judge({ value: 182, unit: 'ms', ceiling: 77, ceilingName: 'Express (p99)', target: { on: 'value', op: '<=', bound: 100 } });
+  t.equal(p99.met, false);
+  t.equal(p99.shortBy, '182 ms vs <= 100: 82% above the target');
+  t.equal(p99.ratio, 2.364, 'the ratio is still reported beside it');
+
+  const rebuild = judge({ value: 23_147.7, unit: 'events/s', target: { on: 'value', op: '>=', bound: 50_000 } });
+  t.equal(rebuild.met, false);
+  t.equal(rebuild.shortBy, '23147.7 events/s vs >= 50000: 54% below the target');
+  t.equal(rebuild.ceiling, null);
+  t.equal(rebuild.ratio, null);
+
+  t.equal(judge({ value: 163, unit: 'MB peak RSS', target: { on: 'value', op: '<=', bound: 300 } }).met, true);
+  t.equal(judge({ value: 100, unit: 'ms', target: { on: 'value', op: '<=', bound: 100 } }).met, true, 'the bound itself meets the target');
+});
+
+t.test('a ratio target without a ceiling is not judged; a figure without a target is reported only', async (t) => {
+  const noCeiling = judge({ value: 10, unit: 'events/s', ceiling: 0, target: { on: 'ratio', op: '>=', bound: 2 } });
+  t.equal(noCeiling.ratio, null);
+  t.equal(noCeiling.met, null);
+  const reported = judge({ value: 804.4, unit: 'events/s', ceiling: 3_101.3, ceilingName: 'pgbench' });
+  t.equal(reported.target, null);
+  t.equal(reported.met, null);
+  t.equal(reported.ratio, 0.259);
+});
+
+t.test('the Markdown table: machine facts, one row per figure, a miss with its margin', async (t) => {
+  const machine: Machine = { cpus: 2, cpuModel: 'AMD EPYC', memoryGb: 24, loadAverage1m: 1.1, node: 'v20.20.2', postgres: 'PostgreSQL 15.20 (Debian) on x86_64-pc-linux-gnu, compiled by gcc', nats: '2.9.10' };
+  const table = markdownTable(machine, 'quick', {
+    'payin-create': judge({ value: 621.3, unit: 'creates/s', ceiling: 1_530.1, ceilingName: 'Express 5 + one pg INSERT', target: { on: 'ratio', op: '>=', bound: 0.5 } }),
+    memory: judge({ value: 162.9, unit: 'MB peak RSS', target: { on: 'value', op: '<=', bound: 300 } }),
+  });
+  const lines = table.split('\n');
+  t.equal(lines[0], 'Machine: 2 × AMD EPYC, 24 GB, load 1.1 at start; Node v20.20.2; PostgreSQL 15.20 (Debian); NATS 2.9.10. Profile: quick.');
+  t.equal(lines[2], '| scenario | value | ceiling / peer | ratio | target | met |');
+  t.equal(lines[4], '| payin-create | 621.3 creates/s | 1,530.1 (Express 5 + one pg INSERT) | 0.406 | ratio >= 0.5 | **no**: ratio 0.406 vs >= 0.5: 19% below the target |');
+  t.equal(lines[5], '| memory | 162.9 MB peak RSS | – | – | value <= 300 | yes |');
+  t.equal(lines.length, 6);
+});
+
+const services = process.env.DATABASE_URL && process.env.NATS_URL;
+t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with its ratio, the table printed', {
+  skip: services ? false : 'needs PostgreSQL and NATS (DATABASE_URL and NATS_URL): the bench runs against the real services',
+  timeout: 240_000,
+}, async (t) => {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-report-')), 'latest.json');
+  t.teardown(() => fs.rmSync(path.dirname(out), { recursive: true, force: true }));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--only=append,payin-create', `--out=${out}`], {
+    cwd: root,
+    env: { ...process.env, BENCH_DATABASE_URL: process.env.DATABASE_URL, BENCH_NATS_URL: process.env.NATS_URL },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => { stdout += d; });
+  child.stderr.on('data', (d) => { stderr += d; });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  t.equal(code, 0, 'the run exits 0', { stderr: stderr.slice(-2000) });
+
+  const report = JSON.parse(fs.readFileSync(out, 'utf8'));
+  t.equal(report.profile, 'smoke');
+  t.same(report.failures, {}, 'no scenario failed');
+  t.equal(report.machine.cpus, os.cpus().length);
+  t.equal(report.machine.node, process.version);
+  t.match(report.machine.postgres, /^PostgreSQL \d+/);
+  t.type(report.machine.nats, 'string', 'NATS answered with its version');
+
+  const names = Object.keys(report.scenarios);
+  for (const name of ['append pg 16w distinct vs emmett', 'append pg 16w hot vs emmett', 'append embedded 16w distinct', 'payin-create', 'payin-create p99', 'memory']) {
+    t.ok(names.includes(name), `${name} reported`);
+  }
+  for (const [name, r] of Object.entries<Record<string, unknown>>(report.scenarios)) {
+    for (const key of ['value', 'unit', 'ceiling', 'ratio', 'target', 'met']) t.ok(key in r, `${name}: ${key}`);
+    t.ok(typeof r.value === 'number' && r.value > 0, `${name}: a measured value`);
+    if (typeof r.ceiling === 'number' && r.ceiling > 0) {
+      t.equal(r.ratio, Math.round((r.value as number) / r.ceiling * 1000) / 1000, `${name}: ratio = value / ceiling`);
+    }
+    if (r.met === false) {
+      t.match(r.shortBy, /% (below|above) the target$/, `${name}: by how much it is missed`);
+      t.match(stdout, `target missed: ${name}: ${r.shortBy}`, `${name}: the miss printed`);
+    }
+  }
+  t.equal(report.scenarios['payin-create'].ceilingName, 'Express 5 + one pg INSERT');
+  t.equal(report.scenarios['append pg 16w distinct vs emmett'].ceilingName, 'Emmett PostgreSQL event store (peer)');
+  t.match(report.scenarios.memory.unit, 'MB peak RSS');
+
+  t.match(stdout, /^Machine: \d+ × .+; Node v\d+.+; PostgreSQL \d+.+; NATS .+\. Profile: smoke\.$/m, 'the machine facts');
+  t.match(stdout, '| scenario | value | ceiling / peer | ratio | target | met |', 'the table');
+  for (const name of names) t.match(stdout, `| ${name} | `, `${name}: a row`);
+});
