@@ -94,7 +94,7 @@ t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with i
   t.type(report.machine.nats, 'string', 'NATS answered with its version');
 
   const names = Object.keys(report.scenarios);
-  for (const name of ['append pg 16w distinct vs emmett', 'append pg 16w hot vs emmett', 'append embedded 16w distinct', 'payin-create', 'payin-create p99', 'memory']) {
+  for (const name of ['append pg 16w distinct vs emmett', 'append pg 16w hot vs emmett', 'append embedded 16w distinct', 'payin-create', 'payin-create p50', 'payin-create p99', 'memory']) {
     t.ok(names.includes(name), `${name} reported`);
   }
   for (const [name, r] of Object.entries<Record<string, unknown>>(report.scenarios)) {

@@ -99,6 +99,7 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
       value: round(ours.okPerSecond), unit: 'creates/s', ceiling: round(ceiling.okPerSecond), ceilingName,
       target: { on: 'ratio', op: '>=', bound: 0.5 }, details,
     }),
+    [`payin-create${suffix} p50`]: judge({ value: ours.p50, unit: 'ms', ceiling: ceiling.p50, ceilingName: `${ceilingName} (p50)` }),
     [`payin-create${suffix} p99`]: judge({
       value: ours.p99, unit: 'ms', ceiling: ceiling.p99, ceilingName: `${ceilingName} (p99)`,
       target: { on: 'value', op: '<=', bound: 100 }, details: { p50Ms: ours.p50, ceilingP50Ms: ceiling.p50 },

@@ -79,6 +79,7 @@ export async function transferE2e(profile: Profile): Promise<Record<string, Scen
   const missing = started.size - latencies.length - failedTransfers;
   const p99 = round(percentile(latencies, 99) ?? Number.NaN);
   return {
+    'transfer-e2e p50': judge({ value: round(percentile(latencies, 50) ?? Number.NaN), unit: 'ms' }),
     'transfer-e2e p99': judge({
       value: p99, unit: 'ms', target: { on: 'value', op: '<=', bound: 150 },
       details: {
