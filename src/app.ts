@@ -106,7 +106,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     secrets: new Secrets(serverKey.value),
     adminToken: admin.value,
     resolver: opts.resolver ?? systemResolver,
-    idempotency: new IdempotencyStore(db.knex, clock),
+    idempotency: new IdempotencyStore(db.knex, clock, config.idempotencyLeaseMs),
     metrics: new Metrics(),
     merchantVersions: new SeenVersions(isMerchantStream),
     keyCache: new MerchantRowCache(),

@@ -40,6 +40,8 @@ export interface Config {
   busAckWaitMs: number;
   /** How long a claimed job is held before another process may take it over (its process died). */
   jobLeaseMs: number;
+  /** How long an Idempotency-Key claim holds without a renewal (its holder renews it every third). */
+  idempotencyLeaseMs: number;
   /**
    * Which events the forwarder puts on the bus: `consumed` (the types some worker of this service
    * consumes) or `all` (the whole global order, for consumers outside the service, e.g. an audit tap).
@@ -151,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100),
     busAckWaitMs: int(env, 'BUS_ACK_WAIT_MS', 30_000, 1000),
     jobLeaseMs: int(env, 'JOB_LEASE_MS', 60_000, 1000),
+    idempotencyLeaseMs: int(env, 'IDEMPOTENCY_LEASE_MS', 30_000, 300),
     busForward: busForward(env.BUS_FORWARD),
     dashboardCookieSecure: cookieSecure(env.DASHBOARD_COOKIE_SECURE),
     dashboardSessionIdleMinutes: int(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 720, 1),

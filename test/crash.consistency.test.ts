@@ -5,6 +5,9 @@
 //    and kills itself right after an append committed (before projection, answer or forwarding),
 //    right after a webhook attempt was answered (before it is recorded), or right after the provider
 //    accepted a leg (before the gateway recorded it);
+//  - an append committed whose caller is told the connection was lost (CRASH_AT append-in-doubt):
+//    the request answers 503, the merchant retries with the same key and must be answered with what
+//    committed, never a second resource nor a refusal (issue 28); that life then ends at random;
 //  - random kills at a random moment.
 // On PostgreSQL the run also restarts the database in immediate mode (a private server, never the
 // shared one): once under the running service, which must recover by itself, and once together with
@@ -66,6 +69,7 @@ function plan(rng: Rng, kills: number, postgres: boolean): Step[] {
   steps[0] = { kind: 'point', point: 'after-append', detail: RELAUNCH_APPEND, n: 1 };
   for (let i = 0; i < count(1 / 6); i++) steps.push({ kind: 'point', point: 'during-webhook-delivery', n: rng.int(1, 4) });
   for (let i = 0; i < count(1 / 8); i++) steps.push({ kind: 'point', point: 'after-provider-call', n: rng.int(1, 10) });
+  steps.push({ kind: 'point', point: 'append-in-doubt', n: rng.int(2, 15) });
   while (steps.length < kills - 1) steps.push({ kind: 'timer', delayMs: rng.int(1_000, 6_000) });
   rng.shuffle(steps);
   // The first life does the set-up unarmed and ends at random.
@@ -144,6 +148,7 @@ async function scenario(t: Test, mode: 'pglite' | 'postgres'): Promise<void> {
   let pgDown = false;
   let outageUntil = 0;
   const inOutage = () => pgDown || Date.now() < outageUntil;
+  const inDoubtArmed = () => svc.current?.crashAt?.startsWith('append-in-doubt') === true;
 
   // Life 1: the operator's set-up, unarmed.
   await svc.start();
@@ -157,11 +162,11 @@ async function scenario(t: Test, mode: 'pglite' | 'postgres'): Promise<void> {
   const hook = await admin('PUT', `/admin/merchants/${merchant.id}/webhook`, { url: receiver.url });
   await admin('PUT', `/admin/merchants/${merchant.id}/routing`, { corridors: ['CM-SN-XAF-XOF'] });
   for (let i = 0; i < TOP_UP_XOF; i++) await admin('POST', `/admin/merchants/${merchant.id}/wallets/XOF/top-ups`, { amount: '1000000' });
-  const driver = new Driver({ url: svc.url, apiKey: key.api_key, apiSecret: key.api_secret, rng, concurrency: CONCURRENCY, inOutage });
+  const driver = new Driver({ url: svc.url, apiKey: key.api_key, apiSecret: key.api_secret, rng, concurrency: CONCURRENCY, inOutage, inDoubtArmed });
   await driver.createCustomers();
   driver.start();
 
-  const kills = { 'after-append': 0, 'during-webhook-delivery': 0, 'after-provider-call': 0, random: 0, aimedMissed: 0, afterRelaunch: 0 };
+  const kills = { 'after-append': 0, 'during-webhook-delivery': 0, 'after-provider-call': 0, 'append-in-doubt': 0, random: 0, aimedMissed: 0, afterRelaunch: 0 };
   const pgRestarts = { live: 0, withService: 0, serviceSurvived: 0, recoveryMs: [] as number[] };
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -201,7 +206,17 @@ async function scenario(t: Test, mode: 'pglite' | 'postgres'): Promise<void> {
     }
     if (step.kind === 'point') {
       if (!life.crashPointHit && alive(life)) {
-        await Promise.race([life.exited, sleep(step.detail ? DETAIL_FALLBACK_MS : POINT_FALLBACK_MS)]);
+        // The in-doubt point does not end the life: watch for its line instead.
+        const hit = (async () => { while (!life.crashPointHit && alive(life)) await sleep(50); })();
+        await Promise.race([life.exited, hit, sleep(step.detail ? DETAIL_FALLBACK_MS : POINT_FALLBACK_MS)]);
+      }
+      if (life.crashPointHit && step.point === 'append-in-doubt') {
+        // The process lives on past the point: its retried request is answered, then it dies at random.
+        kills['append-in-doubt']++;
+        await sleep(rng.int(1_000, 3_000));
+        await svc.kill();
+        kills.random++;
+        return;
       }
       if (life.crashPointHit) {
         await life.exited;
@@ -263,13 +278,14 @@ async function scenario(t: Test, mode: 'pglite' | 'postgres'): Promise<void> {
   const readModelDiffs = (audit.body?.read_models ?? []).filter((p: any) => !p.ok).map((p: any) => p.projection);
   t.comment(
     `crash-consistency ${mode}: seed=${SEED}, kills=${svc.starts - 1} (after-append ${kills['after-append']} [a relaunch: ${kills.afterRelaunch}], during-webhook ${kills['during-webhook-delivery']}, ` +
-    `after-provider-call ${kills['after-provider-call']}, random ${kills.random}${kills.aimedMissed ? `, of which aimed but not reached ${kills.aimedMissed}` : ''})` +
+    `after-provider-call ${kills['after-provider-call']}, append in doubt ${kills['append-in-doubt']}, random ${kills.random}${kills.aimedMissed ? `, of which aimed but not reached ${kills.aimedMissed}` : ''})` +
     `${pg ? `, postgres immediate restarts=${pgRestarts.live + pgRestarts.withService} (under the running service ${pgRestarts.live}, survived ${pgRestarts.serviceSurvived}` +
       `${pgRestarts.recoveryMs.length ? `, ready again after ${pgRestarts.recoveryMs.join('/')} ms` : ''}; with a service kill ${pgRestarts.withService})` : ''}` +
     `${natsUrl ? ', bus NATS' : ''}`);
   t.comment(
     `  requests: http=${driver.stats.httpRequests}, 2xx acknowledged=${driver.acked.length} (after a retry ${driver.stats.retriedAcks}), ` +
-    `network errors=${driver.stats.networkErrors}, in-progress retries=${driver.stats.inProgressRetries}, 5xx during database outage=${driver.stats.outage5xx}, unexpected=${driver.stats.unexpected.length}`);
+    `network errors=${driver.stats.networkErrors}, in-progress retries=${driver.stats.inProgressRetries}, 5xx during database outage=${driver.stats.outage5xx}, ` +
+    `503 for a commit in doubt=${driver.stats.inDoubt503}, unexpected=${driver.stats.unexpected.length}`);
   t.comment(
     `  payments=${driver.payments.length} (payins ${byKind('payin')}, payouts ${byKind('payout')}, transfers ${byKind('transfer')}, ` +
     `relaunches ${driver.acked.filter((a) => a.kind === 'relaunch').length}), terminal=${terminal}, pending-legit=${pending}, off-plan=${misses.length}`);
@@ -285,6 +301,7 @@ async function scenario(t: Test, mode: 'pglite' | 'postgres'): Promise<void> {
   const list = (xs: string[]) => xs.slice(0, 20).join('\n') + (xs.length > 20 ? `\n… ${xs.length - 20} more` : '');
   t.ok(svc.starts - 1 >= KILLS, `at least ${KILLS} kills (${svc.starts - 1})`);
   t.ok(kills['after-append'] > 0 && kills['during-webhook-delivery'] > 0, 'kills landed between append and projection and during webhook delivery');
+  t.ok(kills['append-in-doubt'] > 0 && driver.stats.inDoubt503 > 0, 'a commit in doubt was answered 503, and its retry answered what committed (no unexpected answer, no orphan)');
   t.same(driver.stats.unexpected, [], 'no unexpected answer (no 5xx outside a database outage, no refusal of a valid request)');
   t.ok(driver.acked.length > 0 && driver.payments.length > 0, 'the load was acknowledged');
   t.same(resources.problems, [], `every acknowledged request's resource is there with its amounts (${resources.checked} checked)`);

@@ -4,7 +4,7 @@
 // table is sent to the locking path (in progress, replay or conflict).
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { IdempotencyStore } from '../src/commands/idempotency.ts';
+import { IdempotencyStore, type HeldClaim } from '../src/commands/idempotency.ts';
 import { systemClock } from '../src/infra/clock.ts';
 import { DomainError } from '../src/domain/errors.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
@@ -21,7 +21,7 @@ t.test('50 new keys at once: one INSERT, one UPDATE; every outcome stored; a dup
   const on = (q: { sql: string }) => { sql.push(q.sql.trim()); };
   tdb.db.knex.on('query', on);
   const claims = await Promise.all(keys.map((k) => store.claim(merchant, k, 'POST', '/things', 'h')));
-  await Promise.all(keys.map((k, i) => store.complete(merchant, k, 201, { i })));
+  await Promise.all(claims.map((c, i) => store.complete(c as HeldClaim, 201, { i })));
   tdb.db.knex.removeListener('query', on);
   t.ok(claims.every((c) => c.kind === 'run' && c.fresh), 'each new key claimed');
   t.equal(new Set(claims.map((c) => (c.kind === 'run' ? c.resourceId : ''))).size, 50, 'each with its own resource id');

@@ -29,14 +29,17 @@ export interface Ctx {
   params: Record<string, string>;
   query: Record<string, any>;
   headers: Record<string, string | string[] | undefined>;
-  /** Set on idempotent operations: the id the created resource must take (stable across a retry). */
-  /** `fresh`: the resource id was drawn by this claim, so no stream has it yet (not a take-over). */
+  /**
+   * Set on idempotent operations: the id the created resource must take (stable across a retry);
+   * `fresh`: the resource id was drawn by this claim, so no stream has it yet (not a take-over).
+   */
   idempotency?: { key: string; resourceId: string; fresh: boolean };
   clientIp: string;
 }
 
 export type Reply =
-  | { status: number; body: unknown; headers?: Record<string, string> }
+  /** `replayed`: what an earlier attempt under the same Idempotency-Key created, answered as a replay. */
+  | { status: number; body: unknown; headers?: Record<string, string>; replayed?: boolean }
   | { status: number; text: string; contentType: string; headers?: Record<string, string> };
 
 export type Handler = (ctx: Ctx) => Promise<Reply>;

@@ -9,7 +9,8 @@ import { errorBody, STATUS_OF } from './errors.ts';
 import type { ApiModule, Ctx, Operation, Reply } from './module.ts';
 import { buildDocument, type OpenApiDocument } from './openapi/document.ts';
 import { compileValidators, describeErrors } from './validation.ts';
-import { requestHash, validKey } from '../commands/idempotency.ts';
+import { validKey } from '../commands/idempotency.ts';
+import { runIdempotent } from './idempotent.ts';
 import { DOCS_INIT_JS, swaggerUiDir } from './routes/system.ts';
 import { FailureWindow, TokenBuckets } from './rate-limit.ts';
 import { unstorableField } from './storable-text.ts';
@@ -192,52 +193,7 @@ export function createHttpApp(services: Services, modules: ApiModule[], extraRou
       send(res, await handler(ctx));
       return;
     }
-    const path = req.path;
-    const claim = await services.idempotency.claim(merchantId, idemKey, req.method, path, requestHash(req.method, path, body));
-    if (claim.kind === 'replay') {
-      // The key's completion may have committed before the read models took in its write (they
-      // are committed side by side, below; a crash can fall between): a replay, like the first
-      // answer, is sent only once they include everything committed so far.
-      await services.settle(await services.store.head());
-      const replayed = claim.body && typeof claim.body === 'object' ? { ...(claim.body as object) } : {};
-      send(res, { status: claim.status, body: { ...replayed, _meta: { idempotency_key: idemKey, idempotency_replayed: true } } });
-      return;
-    }
-    ctx.idempotency = { key: idemKey, resourceId: claim.resourceId, fresh: claim.fresh };
-    // Read-your-writes and the key's completion, side by side: the handler's waits for the read
-    // models only note the position here, and the answer goes once both have committed (two
-    // commits in a row were a sixth of a create's time; bench issue 8, bench/PROFILE.md §16). Every
-    // idempotent handler renders its answer from the state it decided, never from a read model.
-    let settleAt: bigint | undefined;
-    const noteSettle = async (position: bigint | undefined) => {
-      if (position !== undefined && (settleAt === undefined || position > settleAt)) settleAt = position;
-    };
-    ctx.services = Object.create(services, { settle: { value: noteSettle } }) as Services;
-    // A take-over answers about what an earlier attempt may have written: wait as a replay does.
-    if (!claim.fresh) settleAt = await services.store.head();
-    let reply: Reply;
-    try {
-      reply = await handler(ctx);
-    } catch (err) {
-      // A body the handler finds invalid (bad_request: a phone, a date) was refused before it ran,
-      // like a schema error: nothing is stored, so the corrected body can use the same key.
-      if (err instanceof DomainError && err.code !== 'bad_request' && STATUS_OF[err.code] < 500) {
-        // A business refusal is an outcome: stored and replayed like a success.
-        const errBody = errorBody(err.code, err.message, err.details);
-        await Promise.all([services.settle(settleAt), services.idempotency.complete(merchantId, idemKey, STATUS_OF[err.code], errBody)]);
-        send(res, { status: STATUS_OF[err.code], body: { ...errorBody(err.code, err.message, err.details, requestId), _meta: { idempotency_key: idemKey, idempotency_replayed: false } } });
-        return;
-      }
-      await services.idempotency.release(merchantId, idemKey).catch(() => undefined);
-      throw err;
-    }
-    if (reply.status >= 500 || 'text' in reply) {
-      await services.idempotency.release(merchantId, idemKey);
-      send(res, reply);
-      return;
-    }
-    await Promise.all([services.settle(settleAt), services.idempotency.complete(merchantId, idemKey, reply.status, reply.body)]);
-    send(res, { ...reply, body: { ...(reply.body as object), _meta: { idempotency_key: idemKey, idempotency_replayed: false } } });
+    send(res, await runIdempotent({ ctx, handler, key: idemKey, method: req.method, path: req.path }));
   }
 
   app.use((_req: Request, res: Response) => sendError(res, 'not_found', 'No such route'));

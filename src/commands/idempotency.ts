@@ -1,7 +1,19 @@
 // Idempotency (CONTRACT.md §6), stored in PostgreSQL. The first request claims the key; a retry
 // with the same body replays the stored outcome; another body is a conflict; a duplicate while the
-// first runs is "in progress". A claim whose process died is taken over after its lease, keeping the
-// same resource id, so the retried create finds what the first attempt may already have written.
+// first runs is "in progress".
+//
+// One key, one resource, whatever the timing (issue 28). A claim carries a token: only its holder
+// can renew, complete, release or give it up, so an attempt that was taken over can no longer
+// delete or overwrite the key under the attempt that took it. The holder renews its lease while it
+// runs, so a live request is never taken over, however long its append waits. A claim whose holder
+// died, or gave it up after a 5xx, is taken over with the same resource id, so the retry finds what
+// the earlier attempt committed (an append whose commit is in doubt included) instead of creating a
+// second resource. The resource id is dropped only when the key expires, or when a fresh claim's
+// request was refused for its body before anything was written.
+//
+// Why not the key in the same transaction as the events (Formance's way): the event store may be
+// KurrentDB, outside PostgreSQL, and a business refusal is an outcome to store with no event to
+// write beside it; fenced, renewed claims give the same guarantee on every backend.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Clock } from '../infra/clock.ts';
@@ -9,7 +21,6 @@ import { DomainError } from '../domain/errors.ts';
 import { StatementBatcher } from '../infra/statement-batcher.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-const LEASE_MS = 30_000;
 /** 1 to 255 printable ASCII characters. */
 export function validKey(key: string): boolean {
   return key.length >= 1 && key.length <= 255 && /^[\x20-\x7e]+$/.test(key);
@@ -25,14 +36,27 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
+const inProgress = () => new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed');
+
 export function requestHash(method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method}\n${path}\n${canonicalJson(body)}`).digest('hex');
 }
 
-export type Claim =
-  /** `fresh`: the resource id was drawn for this claim (no stream can have it yet); a take-over reuses one. */
-  | { kind: 'run'; resourceId: string; fresh: boolean }
-  | { kind: 'replay'; status: number; body: unknown };
+/** A claim this request holds: only its `token` can renew, complete, release or relinquish it (a fence). */
+export interface HeldClaim {
+  kind: 'run';
+  merchantId: string;
+  key: string;
+  resourceId: string;
+  /**
+   * The resource id was drawn for this claim, so no stream can have it yet. False on a take-over: an
+   * earlier attempt under the same key may have written it (the handler answers what it finds).
+   */
+  fresh: boolean;
+  token: string;
+}
+
+export type Claim = HeldClaim | { kind: 'replay'; status: number; body: unknown };
 
 interface Row {
   method: string;
@@ -47,20 +71,29 @@ interface Row {
 }
 
 interface NewClaim { merchantId: string; key: string; method: string; path: string; hash: string }
-interface Outcome { merchantId: string; key: string; status: number; body: unknown }
+interface Outcome { claim: HeldClaim; status: number; body: unknown }
+
+/** A lease long enough that a live holder renews it many times before it could lapse (every third). */
+export const DEFAULT_LEASE_MS = 30_000;
 
 export class IdempotencyStore {
   /** New keys claimed by concurrent requests: one INSERT for all of them (statement-batcher.ts). */
   private readonly claims: StatementBatcher<NewClaim, Claim | undefined>;
   /** Outcomes recorded by concurrent requests: one UPDATE for all of them. */
-  private readonly outcomes: StatementBatcher<Outcome, void>;
+  private readonly outcomes: StatementBatcher<Outcome, boolean>;
 
   constructor(
     private readonly knex: Knex,
     private readonly clock: Clock,
+    /** How long a claim holds its key without a renewal; a live holder renews it (keepAlive). */
+    readonly leaseMs = DEFAULT_LEASE_MS,
   ) {
     this.claims = new StatementBatcher((items) => this.insertClaims(items));
     this.outcomes = new StatementBatcher((items) => this.completeAll(items));
+  }
+
+  private leaseEnd(): Date {
+    return new Date(this.clock.now().getTime() + this.leaseMs);
   }
 
   async claim(merchantId: string, key: string, method: string, path: string, hash: string): Promise<Claim> {
@@ -70,8 +103,6 @@ export class IdempotencyStore {
     if (first) return first;
     return this.knex.transaction(async (tx) => {
       const now = this.clock.now();
-      const resourceId = randomUUID();
-
       const found = await tx.raw<{ rows: Row[] }>(
         'SELECT * FROM idempotency_keys WHERE merchant_id = ? AND key = ? FOR UPDATE',
         [merchantId, key],
@@ -80,47 +111,50 @@ export class IdempotencyStore {
       if (!row) {
         // The row we collided with was expired and purged (purgeExpired) in between: the key is free,
         // unless another request with it got there first.
-        const again = await this.insertClaim(tx, merchantId, key, method, path, hash);
+        const again = await this.insertClaim(tx, { merchantId, key, method, path, hash });
         if (again) return again;
-        throw new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed');
+        throw inProgress();
       }
+      const token = randomUUID();
       if (new Date(row.expires_at).getTime() <= now.getTime()) {
         // Expired: the key is free again; this request starts afresh.
+        const resourceId = randomUUID();
         await tx.raw(
-          `UPDATE idempotency_keys SET method = ?, path = ?, request_hash = ?, resource_id = ?, state = 'in_progress',
+          `UPDATE idempotency_keys SET method = ?, path = ?, request_hash = ?, resource_id = ?, state = 'in_progress', claim_token = ?,
              response_status = NULL, response_body = NULL, locked_until = ?, created_at = ?, expires_at = ?
            WHERE merchant_id = ? AND key = ?`,
-          [method, path, hash, resourceId, new Date(now.getTime() + LEASE_MS), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS), merchantId, key],
+          [method, path, hash, resourceId, token, this.leaseEnd(), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS), merchantId, key],
         );
-        return { kind: 'run', resourceId, fresh: true };
+        return { kind: 'run', merchantId, key, resourceId, fresh: true, token };
       }
       if (row.request_hash !== hash || row.method !== method || row.path !== path) {
         throw new DomainError('idempotency_conflict', 'This Idempotency-Key was used with a different request');
       }
       if (row.state === 'completed') return { kind: 'replay', status: row.response_status!, body: row.response_body };
-      if (new Date(row.locked_until).getTime() > now.getTime()) {
-        throw new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed');
-      }
-      // The first attempt's process is gone: take over with the same resource id.
-      await tx.raw('UPDATE idempotency_keys SET locked_until = ? WHERE merchant_id = ? AND key = ?', [
-        new Date(now.getTime() + LEASE_MS), merchantId, key,
+      if (new Date(row.locked_until).getTime() > now.getTime()) throw inProgress();
+      // Its holder is gone (died, or gave the claim up after a 5xx): take over with the same resource
+      // id, so this attempt finds whatever the earlier one committed. The new token fences the old
+      // holder out, should it still be running: it can no longer complete or release the key.
+      await tx.raw('UPDATE idempotency_keys SET locked_until = ?, claim_token = ? WHERE merchant_id = ? AND key = ?', [
+        this.leaseEnd(), token, merchantId, key,
       ]);
-      return { kind: 'run', resourceId: row.resource_id, fresh: false };
+      return { kind: 'run', merchantId, key, resourceId: row.resource_id, fresh: false, token };
     });
   }
 
   /** Claims a key nobody holds (a new resource id), or answers undefined when the key has a row. */
-  private async insertClaim(db: Knex | Knex.Transaction, merchantId: string, key: string, method: string, path: string, hash: string): Promise<Claim | undefined> {
+  private async insertClaim(db: Knex | Knex.Transaction, c: NewClaim): Promise<Claim | undefined> {
     const now = this.clock.now();
     const resourceId = randomUUID();
+    const token = randomUUID();
     const inserted = await db.raw<{ rows: unknown[] }>(
       `INSERT INTO idempotency_keys
-         (merchant_id, key, method, path, request_hash, resource_id, state, locked_until, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, ?)
+         (merchant_id, key, method, path, request_hash, resource_id, state, claim_token, locked_until, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'in_progress', ?, ?, ?, ?)
        ON CONFLICT (merchant_id, key) DO NOTHING RETURNING key`,
-      [merchantId, key, method, path, hash, resourceId, new Date(now.getTime() + LEASE_MS), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
+      [c.merchantId, c.key, c.method, c.path, c.hash, resourceId, token, this.leaseEnd(), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
     );
-    return inserted.rows.length === 1 ? { kind: 'run', resourceId, fresh: true } : undefined;
+    return inserted.rows.length === 1 ? { kind: 'run', merchantId: c.merchantId, key: c.key, resourceId, fresh: true, token } : undefined;
   }
 
   /**
@@ -130,43 +164,105 @@ export class IdempotencyStore {
   private async insertClaims(items: NewClaim[]): Promise<Array<Claim | undefined>> {
     const now = this.clock.now();
     const id = (c: NewClaim) => `${c.merchantId}\n${c.key}`;
-    const firsts = new Map<string, { claim: NewClaim; resourceId: string }>();
-    for (const c of items) if (!firsts.has(id(c))) firsts.set(id(c), { claim: c, resourceId: randomUUID() });
+    const firsts = new Map<string, { claim: NewClaim; resourceId: string; token: string }>();
+    for (const c of items) if (!firsts.has(id(c))) firsts.set(id(c), { claim: c, resourceId: randomUUID(), token: randomUUID() });
     const rows = [...firsts.values()];
     const inserted = await this.knex.raw<{ rows: Array<{ merchant_id: string; key: string }> }>(
       `INSERT INTO idempotency_keys
-         (merchant_id, key, method, path, request_hash, resource_id, state, locked_until, created_at, expires_at)
-       SELECT m, k, me, p, h, r, 'in_progress', ?, ?, ? FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::uuid[]) AS x(m, k, me, p, h, r)
+         (merchant_id, key, method, path, request_hash, resource_id, claim_token, state, locked_until, created_at, expires_at)
+       SELECT m, k, me, p, h, r, t, 'in_progress', ?, ?, ?
+         FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::uuid[], ?::uuid[]) AS x(m, k, me, p, h, r, t)
        ON CONFLICT (merchant_id, key) DO NOTHING RETURNING merchant_id, key`,
-      [new Date(now.getTime() + LEASE_MS), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+      [this.leaseEnd(), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
         rows.map((r) => r.claim.merchantId), rows.map((r) => r.claim.key), rows.map((r) => r.claim.method),
-        rows.map((r) => r.claim.path), rows.map((r) => r.claim.hash), rows.map((r) => r.resourceId)],
+        rows.map((r) => r.claim.path), rows.map((r) => r.claim.hash), rows.map((r) => r.resourceId), rows.map((r) => r.token)],
     );
     const won = new Set(inserted.rows.map((r) => `${r.merchant_id}\n${r.key}`));
     return items.map((c) => {
       const first = firsts.get(id(c))!;
-      return first.claim === c && won.has(id(c)) ? { kind: 'run', resourceId: first.resourceId, fresh: true } : undefined;
+      if (first.claim !== c || !won.has(id(c))) return undefined;
+      return { kind: 'run', merchantId: c.merchantId, key: c.key, resourceId: first.resourceId, fresh: true, token: first.token };
     });
   }
 
-  async complete(merchantId: string, key: string, status: number, body: unknown): Promise<void> {
-    await this.outcomes.submit({ merchantId, key, status, body });
-  }
-
-  /** Outcomes in one statement (a key appears once per batch: its claim is held by one request). */
-  private async completeAll(items: Outcome[]): Promise<void[]> {
-    await this.knex.raw(
-      `UPDATE idempotency_keys k SET state = 'completed', response_status = x.s, response_body = x.b::json
-       FROM unnest(?::uuid[], ?::text[], ?::int[], ?::text[]) AS x(m, k, s, b)
-       WHERE k.merchant_id = x.m AND k.key = x.k`,
-      [items.map((o) => o.merchantId), items.map((o) => o.key), items.map((o) => o.status), items.map((o) => JSON.stringify(o.body))],
+  /** Extends the lease of a claim still held by `claim.token`; false when it is no longer this holder's. */
+  async renew(claim: HeldClaim): Promise<boolean> {
+    const r = await this.knex.raw<{ rows: unknown[] }>(
+      `UPDATE idempotency_keys SET locked_until = ? WHERE merchant_id = ? AND key = ? AND claim_token = ? AND state = 'in_progress' RETURNING key`,
+      [this.leaseEnd(), claim.merchantId, claim.key, claim.token],
     );
-    return items.map(() => undefined);
+    return r.rows.length === 1;
   }
 
-  /** A 5xx is not an outcome: forget the claim so a retry can succeed. */
-  async release(merchantId: string, key: string): Promise<void> {
-    await this.knex.raw(`DELETE FROM idempotency_keys WHERE merchant_id = ? AND key = ? AND state = 'in_progress'`, [merchantId, key]);
+  /**
+   * Renews the claim every third of its lease until the returned function is called, so a request
+   * that runs long (an append waiting on a lock) is never taken over while its process lives. A
+   * failed renewal is tried again at the next tick; a lost claim (taken over) stops the renewals.
+   */
+  keepAlive(claim: HeldClaim, onError: (err: unknown) => void): () => void {
+    let stopped = false;
+    const timer = setInterval(() => {
+      this.renew(claim).then((held) => {
+        if (!held) clearInterval(timer);
+      }, (err: unknown) => { if (!stopped) onError(err); });
+    }, Math.max(1, Math.floor(this.leaseMs / 3)));
+    timer.unref();
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }
+
+  /** Stores the outcome, if `claim` still holds the key (false: another attempt took it over). */
+  complete(claim: HeldClaim, status: number, body: unknown): Promise<boolean> {
+    return this.outcomes.submit({ claim, status, body });
+  }
+
+  /** Outcomes in one statement, each fenced by its claim's token. */
+  private async completeAll(items: Outcome[]): Promise<boolean[]> {
+    const r = await this.knex.raw<{ rows: Array<{ claim_token: string }> }>(
+      `UPDATE idempotency_keys k SET state = 'completed', response_status = x.s, response_body = x.b::json, claim_token = NULL
+       FROM unnest(?::uuid[], ?::text[], ?::uuid[], ?::int[], ?::text[]) AS x(m, k, t, s, b)
+       WHERE k.merchant_id = x.m AND k.key = x.k AND k.claim_token = x.t AND k.state = 'in_progress'
+       RETURNING x.t AS claim_token`,
+      [items.map((o) => o.claim.merchantId), items.map((o) => o.claim.key), items.map((o) => o.claim.token),
+        items.map((o) => o.status), items.map((o) => JSON.stringify(o.body))],
+    );
+    const stored = new Set(r.rows.map((row) => row.claim_token));
+    return items.map((o) => stored.has(o.claim.token));
+  }
+
+  /**
+   * Frees the key for any request (another body included): only for a request refused before it
+   * could write anything under a resource id drawn for it alone (a fresh claim).
+   */
+  async release(claim: HeldClaim): Promise<void> {
+    await this.knex.raw(
+      `DELETE FROM idempotency_keys WHERE merchant_id = ? AND key = ? AND claim_token = ? AND state = 'in_progress'`,
+      [claim.merchantId, claim.key, claim.token],
+    );
+  }
+
+  /**
+   * Gives the claim up without an outcome (a 5xx, an append whose commit is in doubt): the key keeps
+   * its request and its resource id, and the next retry takes it over at once and finds whatever
+   * committed. Nothing is stored, so that retry can still succeed (CONTRACT.md §6).
+   */
+  async relinquish(claim: HeldClaim): Promise<void> {
+    await this.knex.raw(
+      `UPDATE idempotency_keys SET locked_until = ?, claim_token = NULL
+       WHERE merchant_id = ? AND key = ? AND claim_token = ? AND state = 'in_progress'`,
+      [new Date(0), claim.merchantId, claim.key, claim.token],
+    );
+  }
+
+  /**
+   * After the work under `claim` failed: a fresh claim refused with bad_request (nothing written, the
+   * body was wrong) frees the key for the corrected body; anything else keeps the resource id.
+   */
+  async abandon(claim: HeldClaim, refusedBody: boolean): Promise<void> {
+    if (refusedBody && claim.fresh) await this.release(claim);
+    else await this.relinquish(claim);
   }
 
   /**

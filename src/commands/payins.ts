@@ -2,8 +2,9 @@
 //
 // Create: one atomic append, quote consumed + payin created/pending, with the expected version of
 // both streams, so concurrent requests on one quote create exactly one payin and a refused request
-// never consumes the quote. The OTP is sealed in the vault just before that append (and discarded
-// if the append does not happen); the events only say whether one was required.
+// never consumes the quote. The OTP is sealed in the vault just before that append, and discarded
+// only if the append certainly did not happen (sealed-otp.ts); the events only say whether one was
+// required and whether one was supplied.
 import type { Services } from '../services.ts';
 import * as P from '../domain/payin.ts';
 import * as Q from '../domain/quote.ts';
@@ -12,11 +13,12 @@ import { operator } from '../domain/catalogue.ts';
 import { DomainError, invariant } from '../domain/errors.ts';
 import { checkParty, type LegOutcome, type RailParty } from '../domain/payment.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
-import { otpVault } from '../infra/otp-vault.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
 import { requireCustomer } from './lookups.ts';
+import { created, existing, type Created } from './created.ts';
+import { withSealedOtp } from './sealed-otp.ts';
 
 export interface CreatePayin {
   payinId: string;
@@ -30,24 +32,22 @@ export interface CreatePayin {
   fresh?: boolean;
 }
 
-export async function createPayin(s: Services, c: CreatePayin, meta: EventMetadata): Promise<P.PayinState> {
+export async function createPayin(s: Services, c: CreatePayin, meta: EventMetadata): Promise<Created<P.PayinState>> {
   const payinStream = streams.payin(c.payinId);
   const quoteStream = streams.quote(c.quoteId);
   if (c.fresh) s.aggregates.assumeNew(payinStream, P.payinDecider);
   else {
-    const existing = await s.aggregates.load(payinStream, P.payinDecider);
-    if (existing.state.exists) return existing.state; // a retry that took over the claim
+    const found = await s.aggregates.load(payinStream, P.payinDecider);
+    if (found.state.exists) return existing(found.state); // a retry that took over the claim
   }
   await requireCustomer(s, c.merchantId, c.customerId);
-  const vault = otpVault(s);
-  let sealed = false;
-  try {
+  return withSealedOtp(s, c.payinId, c.otp, async (seal) => {
     const { result, append } = await s.aggregates.transact([quoteStream, payinStream], async (tx) => {
       const now = s.clock.now();
       const at = now.toISOString();
       const quote = await tx.load(quoteStream, Q.quoteDecider);
       const payin = await tx.load(payinStream, P.payinDecider);
-      if (payin.state.exists) return { appends: [], result: payin.state };
+      if (payin.state.exists) return { appends: [], result: existing(payin.state) };
       const consumed = Q.consume(quote.state, { merchantId: c.merchantId, flow: 'payin', paymentId: c.payinId, customerId: c.customerId, now, at });
       const q = quote.state.quote!;
       const source = checkParty(c.source, q, 'source');
@@ -55,7 +55,7 @@ export async function createPayin(s: Services, c: CreatePayin, meta: EventMetada
       if (otpRequired && c.otp === undefined) {
         throw new DomainError('otp_required', `${q.operator_code} requires a one-time password to collect`, [{ field: 'otp', message: 'is required for this operator' }]);
       }
-      const created = P.createPayin(payin.state, {
+      const events = P.createPayin(payin.state, {
         payin_id: c.payinId, merchant_id: c.merchantId, customer_id: c.customerId, quote_id: c.quoteId,
         send_amount: q.send_amount, send_currency: q.send_currency, receive_amount: q.receive_amount, receive_currency: q.receive_currency,
         total_fee: q.total_fee, country_code: q.country_code, operator_code: q.operator_code, rail_type: q.rail_type,
@@ -63,24 +63,18 @@ export async function createPayin(s: Services, c: CreatePayin, meta: EventMetada
         otp_required: otpRequired, otp_supplied: c.otp !== undefined, at,
       });
       // Any OTP given goes to the provider (sealed until then), also where the operator needs none.
-      if (c.otp !== undefined && !sealed) {
-        await vault.seal(c.payinId, c.otp!);
-        sealed = true;
-      }
+      await seal();
       return {
         appends: [
           { streamId: quoteStream, expectedVersion: quote.version, events: toNew(consumed, meta) },
-          { streamId: payinStream, expectedVersion: payin.version, events: toNew(created, meta) },
+          { streamId: payinStream, expectedVersion: payin.version, events: toNew(events, meta) },
         ],
-        result: created.reduce(P.payinDecider.evolve, payin.state),
+        result: created(events.reduce(P.payinDecider.evolve, payin.state)),
       };
     });
     await s.settle(append?.position);
     return result;
-  } catch (err) {
-    if (sealed) await vault.discard(c.payinId);
-    throw err;
-  }
+  });
 }
 
 /** The provider accepted the collection under `providerReference` (recorded once). */

@@ -16,6 +16,7 @@ import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { requireCustomer } from './lookups.ts';
 import { requireKyc } from './kyc.ts';
+import { created, existing, type Created } from './created.ts';
 import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
 
 export interface CreatePayout {
@@ -30,13 +31,13 @@ export interface CreatePayout {
   fresh?: boolean;
 }
 
-export async function createPayout(s: Services, c: CreatePayout, meta: EventMetadata): Promise<P.PayoutState> {
+export async function createPayout(s: Services, c: CreatePayout, meta: EventMetadata): Promise<Created<P.PayoutState>> {
   const payoutStream = streams.payout(c.payoutId);
   const quoteStream = streams.quote(c.quoteId);
   if (c.fresh) s.aggregates.assumeNew(payoutStream, P.payoutDecider);
   else {
-    const existing = await s.aggregates.load(payoutStream, P.payoutDecider);
-    if (existing.state.exists) return existing.state; // a retry that took over the claim
+    const found = await s.aggregates.load(payoutStream, P.payoutDecider);
+    if (found.state.exists) return existing(found.state); // a retry that took over the claim
   }
   await requireCustomer(s, c.merchantId, c.customerId);
   // The wallet to hold from is the quote's currency: read it first to know which stream to lock.
@@ -51,7 +52,7 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
     const at = now.toISOString();
     const quote = await tx.load(quoteStream, Q.quoteDecider);
     const payout = await tx.load(payoutStream, P.payoutDecider);
-    if (payout.state.exists) return { appends: [], result: payout.state };
+    if (payout.state.exists) return { appends: [], result: existing(payout.state) };
     const consumed = Q.consume(quote.state, { merchantId: c.merchantId, flow: 'payout', paymentId: c.payoutId, customerId: c.customerId, now, at });
     const q = quote.state.quote!;
     invariant(q.send_currency === currency, 'a quote never changes currency');
@@ -62,7 +63,7 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
     const held = W.hold(wallet.state, {
       merchantId: c.merchantId, currency, at, holdId: c.payoutId, amount: BigInt(q.send_amount), reference: { type: 'payout', id: c.payoutId },
     });
-    const created = P.createPayout(payout.state, {
+    const events = P.createPayout(payout.state, {
       payout_id: c.payoutId, merchant_id: c.merchantId, customer_id: c.customerId, quote_id: c.quoteId,
       send_amount: q.send_amount, send_currency: q.send_currency, receive_amount: q.receive_amount, receive_currency: q.receive_currency,
       total_fee: q.total_fee, country_code: q.country_code, operator_code: q.operator_code, rail_type: q.rail_type,
@@ -72,10 +73,10 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
     return {
       appends: [
         { streamId: quoteStream, expectedVersion: quote.version, events: toNew(consumed, meta) },
-        { streamId: payoutStream, expectedVersion: payout.version, events: toNew(created, meta) },
+        { streamId: payoutStream, expectedVersion: payout.version, events: toNew(events, meta) },
         { streamId: walletStream, expectedVersion: wallet.version, events: toNew(held, meta) },
       ],
-      result: created.reduce(P.payoutDecider.evolve, payout.state),
+      result: created(events.reduce(P.payoutDecider.evolve, payout.state)),
     };
   });
   await s.settle(append?.position);

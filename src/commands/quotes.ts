@@ -4,6 +4,7 @@ import * as Q from '../domain/quote.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
+import { created, existing, type Created } from './created.ts';
 import { readMerchant, requireCustomer } from './lookups.ts';
 
 export type QuoteRequest =
@@ -18,12 +19,12 @@ export async function createQuote(
   s: Services,
   c: { quoteId: string; merchantId: string; customerId: string | null; request: QuoteRequest; fresh?: boolean },
   meta: EventMetadata,
-): Promise<Q.QuoteState> {
+): Promise<Created<Q.QuoteState>> {
   const streamId = streams.quote(c.quoteId);
   if (c.fresh) s.aggregates.assumeNew(streamId, Q.quoteDecider);
   else {
-    const existing = await s.aggregates.load(streamId, Q.quoteDecider);
-    if (existing.state.exists) return existing.state; // a retry that took over the claim
+    const found = await s.aggregates.load(streamId, Q.quoteDecider);
+    if (found.state.exists) return existing(found.state); // a retry that took over the claim
   }
   if (c.customerId !== null) await requireCustomer(s, c.merchantId, c.customerId);
   const now = s.clock.now();
@@ -38,7 +39,8 @@ export async function createQuote(
     const r = c.request;
     const events = r.flow === 'transfer' ? Q.quoteTransfer(loaded.state, { ...common, ...r }) : Q.quotePayinOrPayout(loaded.state, { ...common, ...r });
     const state = events.reduce(Q.quoteDecider.evolve, loaded.state);
-    return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: state };
+    const result = events.length === 0 && loaded.state.exists ? existing(state) : created(state);
+    return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result };
   });
   await s.settle(append?.position);
   return result;

@@ -22,11 +22,12 @@ import { checkParty, type LegOutcome, type RailParty, type Recipient } from '../
 import { checkAmountRange, parseAmount } from '../domain/money.ts';
 import type { EventMetadata, StreamAppend } from '../infra/eventstore/types.ts';
 import type { LegOwner } from '../workers/legs.ts';
-import { otpVault } from '../infra/otp-vault.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { requireCustomer } from './lookups.ts';
 import { requireKyc } from './kyc.ts';
+import { created, existing, type Created } from './created.ts';
+import { withSealedOtp } from './sealed-otp.ts';
 
 export interface CreateTransfer {
   transferId: string;
@@ -49,13 +50,13 @@ const partyOf = (operatorCode: string) => {
   return { country_code: o.country, operator_code: o.code, rail_type: o.railType };
 };
 
-export async function createTransfer(s: Services, c: CreateTransfer, meta: EventMetadata): Promise<T.TransferState> {
+export async function createTransfer(s: Services, c: CreateTransfer, meta: EventMetadata): Promise<Created<T.TransferState>> {
   const transferStream = streams.transfer(c.transferId);
   const quoteStream = streams.quote(c.quoteId);
   if (c.fresh) s.aggregates.assumeNew(transferStream, T.transferDecider);
   else {
-    const existing = await s.aggregates.load(transferStream, T.transferDecider);
-    if (existing.state.exists) return existing.state; // a retry that took over the claim
+    const found = await s.aggregates.load(transferStream, T.transferDecider);
+    if (found.state.exists) return existing(found.state); // a retry that took over the claim
   }
   await requireCustomer(s, c.merchantId, c.customerId);
   const peek = await s.aggregates.peek(quoteStream, Q.quoteDecider);
@@ -67,49 +68,51 @@ export async function createTransfer(s: Services, c: CreateTransfer, meta: Event
   }
   const payoutCurrency = peek.state.quote!.payout_currency!;
   const walletStream = streams.wallet(c.merchantId, payoutCurrency);
-  const { result, append } = await s.aggregates.transact([quoteStream, transferStream, walletStream], async (tx) => {
-    const now = s.clock.now();
-    const at = now.toISOString();
-    const quote = await tx.load(quoteStream, Q.quoteDecider);
-    const transfer = await tx.load(transferStream, T.transferDecider);
-    if (transfer.state.exists) return { appends: [], result: transfer.state };
-    const consumed = Q.consume(quote.state, { merchantId: c.merchantId, flow: 'transfer', paymentId: c.transferId, customerId: c.customerId, now, at });
-    const q = quote.state.quote!;
-    const payer = checkParty(c.payer, partyOf(q.payer_operator_code!), 'payer');
-    const recipient = checkParty(c.recipient, partyOf(q.recipient_operator_code!), 'recipient');
-    // The disbursing operator may require the customer's KYC verified (routing kyc_required_operators).
-    await requireKyc(s, c.merchantId, c.customerId, q.recipient_operator_code!);
-    const otpRequired = operator(q.payer_operator_code!)!.requiresOtp;
-    if (otpRequired && c.otp === undefined) {
-      throw new DomainError('otp_required', `${q.payer_operator_code} requires a one-time password to collect`, [{ field: 'otp', message: 'is required for this operator' }]);
-    }
-    const wallet = await tx.load(walletStream, W.walletDecider);
-    const held = W.hold(wallet.state, {
-      merchantId: c.merchantId, currency: payoutCurrency, at, holdId: T.payoutReference(c.transferId, 1),
-      amount: BigInt(q.payout_amount!), reference: { type: 'transfer', id: c.transferId },
+  return withSealedOtp(s, T.collectionReference(c.transferId), c.otp, async (seal) => {
+    const { result, append } = await s.aggregates.transact([quoteStream, transferStream, walletStream], async (tx) => {
+      const now = s.clock.now();
+      const at = now.toISOString();
+      const quote = await tx.load(quoteStream, Q.quoteDecider);
+      const transfer = await tx.load(transferStream, T.transferDecider);
+      if (transfer.state.exists) return { appends: [], result: existing(transfer.state) };
+      const consumed = Q.consume(quote.state, { merchantId: c.merchantId, flow: 'transfer', paymentId: c.transferId, customerId: c.customerId, now, at });
+      const q = quote.state.quote!;
+      const payer = checkParty(c.payer, partyOf(q.payer_operator_code!), 'payer');
+      const recipient = checkParty(c.recipient, partyOf(q.recipient_operator_code!), 'recipient');
+      // The disbursing operator may require the customer's KYC verified (routing kyc_required_operators).
+      await requireKyc(s, c.merchantId, c.customerId, q.recipient_operator_code!);
+      const otpRequired = operator(q.payer_operator_code!)!.requiresOtp;
+      if (otpRequired && c.otp === undefined) {
+        throw new DomainError('otp_required', `${q.payer_operator_code} requires a one-time password to collect`, [{ field: 'otp', message: 'is required for this operator' }]);
+      }
+      const wallet = await tx.load(walletStream, W.walletDecider);
+      const held = W.hold(wallet.state, {
+        merchantId: c.merchantId, currency: payoutCurrency, at, holdId: T.payoutReference(c.transferId, 1),
+        amount: BigInt(q.payout_amount!), reference: { type: 'transfer', id: c.transferId },
+      });
+      const events = T.create(transfer.state, {
+        transfer_id: c.transferId, merchant_id: c.merchantId, customer_id: c.customerId, quote_id: c.quoteId,
+        payin_amount: q.payin_amount!, payin_currency: q.payin_currency!, payout_amount: q.payout_amount!, payout_currency: payoutCurrency,
+        total_fee: q.total_fee, corridor_code: q.corridor_code!, corridor_type: q.corridor_type!,
+        payer_operator_code: q.payer_operator_code!, recipient_operator_code: q.recipient_operator_code!,
+        payer, recipient, pricing: q.pricing as unknown as Record<string, unknown>, wallet_impact: q.wallet_impact,
+        payment_reason_code: c.paymentReasonCode, sender_source_of_funds: c.senderSourceOfFunds, sender_occupation: c.senderOccupation,
+        metadata: c.metadata, otp_required: otpRequired, otp_supplied: c.otp !== undefined, at,
+      });
+      // Sealed before the append: the collection may start as soon as the transfer exists.
+      await seal();
+      return {
+        appends: [
+          { streamId: quoteStream, expectedVersion: quote.version, events: toNew(consumed, meta) },
+          { streamId: transferStream, expectedVersion: transfer.version, events: toNew(events, meta) },
+          { streamId: walletStream, expectedVersion: wallet.version, events: toNew(held, meta) },
+        ],
+        result: created(events.reduce(T.transferDecider.evolve, transfer.state)),
+      };
     });
-    const created = T.create(transfer.state, {
-      transfer_id: c.transferId, merchant_id: c.merchantId, customer_id: c.customerId, quote_id: c.quoteId,
-      payin_amount: q.payin_amount!, payin_currency: q.payin_currency!, payout_amount: q.payout_amount!, payout_currency: payoutCurrency,
-      total_fee: q.total_fee, corridor_code: q.corridor_code!, corridor_type: q.corridor_type!,
-      payer_operator_code: q.payer_operator_code!, recipient_operator_code: q.recipient_operator_code!,
-      payer, recipient, pricing: q.pricing as unknown as Record<string, unknown>, wallet_impact: q.wallet_impact,
-      payment_reason_code: c.paymentReasonCode, sender_source_of_funds: c.senderSourceOfFunds, sender_occupation: c.senderOccupation,
-      metadata: c.metadata, otp_required: otpRequired, at,
-    });
-    // Sealed before the append: the collection may start as soon as the transfer exists.
-    if (c.otp !== undefined) await otpVault(s).seal(T.collectionReference(c.transferId), c.otp);
-    return {
-      appends: [
-        { streamId: quoteStream, expectedVersion: quote.version, events: toNew(consumed, meta) },
-        { streamId: transferStream, expectedVersion: transfer.version, events: toNew(created, meta) },
-        { streamId: walletStream, expectedVersion: wallet.version, events: toNew(held, meta) },
-      ],
-      result: created.reduce(T.transferDecider.evolve, transfer.state),
-    };
+    await s.settle(append?.position);
+    return result;
   });
-  await s.settle(append?.position);
-  return result;
 }
 
 /** Runs one decision on a transfer stream alone (saga steps, submissions). */
@@ -244,7 +247,7 @@ export interface Relaunch {
 }
 
 /** POST /transfers/{id}/relaunch-payout: a new disbursement attempt with the amount held again. */
-export async function relaunchPayout(s: Services, c: Relaunch, meta: EventMetadata): Promise<T.TransferState> {
+export async function relaunchPayout(s: Services, c: Relaunch, meta: EventMetadata): Promise<Created<T.TransferState>> {
   const transferStream = streams.transfer(c.transferId);
   const first = await s.aggregates.load(transferStream, T.transferDecider);
   if (!first.state.exists || first.state.created!.merchant_id !== c.merchantId) throw new DomainError('not_found', 'Transfer not found');
@@ -263,7 +266,7 @@ export async function relaunchPayout(s: Services, c: Relaunch, meta: EventMetada
     const events = T.relaunchPayout(transfer.state, {
       ...(amount ? { payoutAmount: amount } : {}), ...(recipient ? { recipient } : {}), ...(c.relaunchId ? { relaunchId: c.relaunchId } : {}), at,
     });
-    if (events.length === 0) return { appends: [], result: transfer.state }; // this request's relaunch, done before
+    if (events.length === 0) return { appends: [], result: existing(transfer.state) }; // this request's relaunch, done before
     const started = events.find((e) => e.type === 'transfer.payout.started') as Extract<T.TransferEvent, { type: 'transfer.payout.started' }>;
     const wallet = await tx.load(walletStream, W.walletDecider);
     const held = W.hold(wallet.state, {
@@ -275,7 +278,7 @@ export async function relaunchPayout(s: Services, c: Relaunch, meta: EventMetada
         { streamId: transferStream, expectedVersion: transfer.version, events: toNew(events, meta) },
         { streamId: walletStream, expectedVersion: wallet.version, events: toNew(held, meta) },
       ],
-      result: events.reduce(T.transferDecider.evolve, transfer.state),
+      result: created(events.reduce(T.transferDecider.evolve, transfer.state)),
     };
   });
   await s.settle(append?.position);

@@ -49,7 +49,8 @@ async function claim(s: Services, session: Session, key: string, action: string)
 /**
  * Runs `run` once per (session, nonce). `run` gets the claim's resource id (the same if a claim left
  * by a crashed process is taken over), to use as the id of what it creates where it can.
- * A failure releases the claim: nothing was done, so the same form may be sent again.
+ * A failure gives the claim up without an outcome: the same form may be sent again, and runs under
+ * the same resource id.
  */
 export async function once<R>(
   s: Services, session: Session, nonce: string, action: string,
@@ -59,13 +60,17 @@ export async function once<R>(
   const key = keyOf(session, nonce);
   const c = await claim(s, session, key, action);
   if (c.kind === 'replay') return { kind: 'repeat', summary: (c.body ?? {}) as Summary };
+  const stopRenewing = s.idempotency.keepAlive(c, (err) => s.log.warn({ err }, 'idempotency lease renewal failed'));
   let result: R;
   try {
     result = await run(c.resourceId as UUID); // the store makes it with randomUUID()
   } catch (err) {
-    await s.idempotency.release(session.merchantId, key);
+    // Nothing is stored, so the same form may be sent again; it finds whatever this attempt did.
+    await s.idempotency.abandon(c, false);
     throw err;
+  } finally {
+    stopRenewing();
   }
-  await s.idempotency.complete(session.merchantId, key, 200, summarise(result));
+  await s.idempotency.complete(c, 200, summarise(result));
   return { kind: 'first', result };
 }

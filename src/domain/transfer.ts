@@ -55,8 +55,14 @@ export interface TransferCreated {
   sender_source_of_funds: string | null;
   sender_occupation: string | null;
   metadata: Record<string, string>;
-  /** Whether the collection needs the sealed OTP kept by the command layer. */
+  /** Whether the payer's operator requires an OTP to collect. */
   otp_required: boolean;
+  /**
+   * Whether the merchant sent one (sealed by the command layer, never in an event): it goes to the
+   * provider whenever sent, as a payin's does (issue 28). Absent on transfers created before it was
+   * recorded, when only a required OTP was sealed.
+   */
+  otp_supplied?: boolean;
   at: string;
 }
 
@@ -186,7 +192,7 @@ export function startCollection(s: TransferState, c: { at: string }): TransferEv
     type: 'transfer.collection_started',
     data: {
       leg_reference: collectionReference(t.transfer_id), operator_code: t.payer_operator_code, phone: String(t.payer.phone),
-      amount: t.payin_amount, currency: t.payin_currency, otp: t.otp_required, at: c.at,
+      amount: t.payin_amount, currency: t.payin_currency, otp: t.otp_supplied ?? t.otp_required, at: c.at,
     },
   }];
 }

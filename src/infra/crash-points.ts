@@ -12,9 +12,12 @@
 //                            no answer to the client, no idempotency outcome, nothing forwarded)
 //   during-webhook-delivery  a webhook attempt got its answer; the attempt is not recorded yet
 //   after-provider-call      the provider accepted a leg; the gateway has not recorded it yet
+//   append-in-doubt          an append transaction committed, and its callers are told the database
+//                            connection was lost (as when it drops while COMMIT's answer is on its
+//                            way): the process lives on, and the request answers 503 (issue 28)
 import fs from 'node:fs';
 
-export const CRASH_POINTS = ['after-append', 'during-webhook-delivery', 'after-provider-call'] as const;
+export const CRASH_POINTS = ['after-append', 'during-webhook-delivery', 'after-provider-call', 'append-in-doubt'] as const;
 export type CrashPointName = (typeof CRASH_POINTS)[number];
 
 const armed = new Map<CrashPointName, { at: number; detail: string | undefined; passes: number }>();
@@ -37,20 +40,35 @@ export function armCrashPoints(spec: string | undefined): void {
   for (const { point, detail, at } of parseCrashSpec(spec)) armed.set(point, { at, detail, passes: 0 });
 }
 
-/** Dies here (SIGKILL, no clean-up, like a power cut of the process) when this pass is the armed one. */
-export function crashPoint(point: CrashPointName, details?: () => string[]): void {
-  if (armed.size === 0) return;
+/** True when this pass is the armed one for `point` (counted). */
+function reached(point: CrashPointName, details?: () => string[]): boolean {
+  if (armed.size === 0) return false;
   const a = armed.get(point);
-  if (!a) return;
+  if (!a) return false;
   if (a.detail !== undefined) {
     const named = details?.() ?? [];
-    if (!a.detail.split('+').every((d) => named.includes(d))) return;
+    if (!a.detail.split('+').every((d) => named.includes(d))) return false;
   }
   a.passes += 1;
-  if (a.passes !== a.at) return;
+  if (a.passes !== a.at) return false;
   // Written synchronously: the test reads this line to tell an aimed crash from its own kills.
-  fs.writeSync(2, `CRASH POINT ${point}${a.detail ? `:${a.detail}` : ''}@${a.at} reached: SIGKILL\n`);
+  fs.writeSync(2, `CRASH POINT ${point}${a.detail ? `:${a.detail}` : ''}@${a.at} reached${point === 'append-in-doubt' ? '' : ': SIGKILL'}\n`);
+  return true;
+}
+
+/** Dies here (SIGKILL, no clean-up, like a power cut of the process) when this pass is the armed one. */
+export function crashPoint(point: Exclude<CrashPointName, 'append-in-doubt'>, details?: () => string[]): void {
+  if (!reached(point, details)) return;
   process.kill(process.pid, 'SIGKILL');
   // Nothing after the point may run while the signal lands.
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10_000);
+}
+
+/**
+ * The error a committed append's callers get at the armed `append-in-doubt` pass (else undefined):
+ * what node-postgres gives when the connection drops before COMMIT's answer arrives.
+ */
+export function inDoubtPoint(details?: () => string[]): Error | undefined {
+  if (!reached('append-in-doubt', details)) return undefined;
+  return Object.assign(new Error('Connection terminated unexpectedly (crash point append-in-doubt)'), { code: 'ECONNRESET' });
 }

@@ -157,13 +157,13 @@ export const customersModule: ApiModule = {
   handlers: {
     createCustomer: async (ctx: Ctx) => {
       invariant(ctx.idempotency, 'createCustomer runs under an idempotency claim');
-      const state = await createCustomer(ctx.services, {
+      const { state, existed } = await createCustomer(ctx.services, {
         customerId: ctx.idempotency.resourceId,
         merchantId: ctx.merchantId,
         customerType: (ctx.body.customer_type ?? 'individual') as C.CustomerType,
         profile: profileOf(ctx.body),
       }, { requestId: ctx.requestId, actor: `merchant:${ctx.merchantId}` });
-      return { status: 201, body: view({ ...state, profile: state.profile as Record<string, unknown> }) };
+      return { status: 201, body: view({ ...state, profile: state.profile as Record<string, unknown> }), replayed: existed };
     },
     getCustomer: async (ctx: Ctx) => {
       // Another merchant's customer gets the same answer as no customer at all.

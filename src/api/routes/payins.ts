@@ -56,11 +56,11 @@ export const payinsModule: ApiModule = {
   handlers: {
     createPayin: async (ctx: Ctx) => {
       invariant(ctx.idempotency, 'createPayin runs under an idempotency claim');
-      const state = await createPayin(ctx.services, {
+      const { state, existed } = await createPayin(ctx.services, {
         payinId: ctx.idempotency.resourceId, fresh: ctx.idempotency.fresh, merchantId: ctx.merchantId, customerId: ctx.body.customer_id, quoteId: ctx.body.quote_id,
         source: ctx.body.source, otp: ctx.body.otp, metadata: ctx.body.metadata ?? {},
       }, { requestId: ctx.requestId, actor: `merchant:${ctx.merchantId}` });
-      return { status: 201, body: renderPayin(state) };
+      return { status: 201, body: renderPayin(state), replayed: existed };
     },
     getPayin: async (ctx) => {
       const row = (await ctx.services.knex('payins').where({ id: ctx.params.payin_id, merchant_id: ctx.merchantId }).first('body')) as Row | undefined;

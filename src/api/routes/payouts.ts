@@ -53,11 +53,11 @@ export const payoutsModule: ApiModule = {
   handlers: {
     createPayout: async (ctx: Ctx) => {
       invariant(ctx.idempotency, 'createPayout runs under an idempotency claim');
-      const state = await createPayout(ctx.services, {
+      const { state, existed } = await createPayout(ctx.services, {
         payoutId: ctx.idempotency.resourceId, fresh: ctx.idempotency.fresh, merchantId: ctx.merchantId, customerId: ctx.body.customer_id, quoteId: ctx.body.quote_id,
         recipient: ctx.body.recipient, paymentReasonText: ctx.body.payment_reason_text, metadata: ctx.body.metadata ?? {},
       }, { requestId: ctx.requestId, actor: `merchant:${ctx.merchantId}` });
-      return { status: 201, body: renderPayout(state) };
+      return { status: 201, body: renderPayout(state), replayed: existed };
     },
     getPayout: async (ctx) => {
       const row = (await ctx.services.knex('payouts').where({ id: ctx.params.payout_id, merchant_id: ctx.merchantId }).first('body')) as Row | undefined;

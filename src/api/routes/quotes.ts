@@ -73,10 +73,10 @@ function transferRequest(b: Record<string, string | undefined>): QuoteRequest {
 
 async function create(ctx: Ctx, request: QuoteRequest) {
   invariant(ctx.idempotency, 'quote creation runs under an idempotency claim');
-  const state = await createQuote(ctx.services, {
+  const { state, existed } = await createQuote(ctx.services, {
     quoteId: ctx.idempotency.resourceId, fresh: ctx.idempotency.fresh, merchantId: ctx.merchantId, customerId: ctx.body.customer_id ?? null, request,
   }, meta(ctx));
-  return { status: 201, body: renderQuote(state, ctx.services.clock.now()) };
+  return { status: 201, body: renderQuote(state, ctx.services.clock.now()), replayed: existed };
 }
 
 const legRequest = (flow: 'payin' | 'payout', b: Record<string, string>): QuoteRequest => ({

@@ -144,12 +144,12 @@ export const transfersModule: ApiModule = {
     createTransfer: async (ctx) => {
       invariant(ctx.idempotency, 'createTransfer runs under an idempotency claim');
       const b = ctx.body;
-      const state = await createTransfer(ctx.services, {
+      const { state, existed } = await createTransfer(ctx.services, {
         transferId: ctx.idempotency.resourceId, fresh: ctx.idempotency.fresh, merchantId: ctx.merchantId, customerId: b.customer_id, quoteId: b.quote_id,
         payer: b.payer, recipient: b.recipient, otp: b.otp, paymentReasonCode: b.payment_reason_code ?? null,
         senderSourceOfFunds: b.sender_source_of_funds ?? null, senderOccupation: b.sender_occupation ?? null, metadata: b.metadata ?? {},
       }, meta(ctx));
-      return { status: 201, body: renderTransfer(state) };
+      return { status: 201, body: renderTransfer(state), replayed: existed };
     },
     getTransfer: async (ctx) => {
       const row = (await ctx.services.knex('transfers').where({ id: ctx.params.transfer_id, merchant_id: ctx.merchantId }).first('body')) as Row | undefined;
@@ -165,11 +165,11 @@ export const transfersModule: ApiModule = {
       return { status: 200, body: await paginate(knex, q, listRequest(ctx.query), (r: Row) => r.body) };
     },
     relaunchTransferPayout: async (ctx) => {
-      const state = await relaunchPayout(ctx.services, {
+      const { state, existed } = await relaunchPayout(ctx.services, {
         transferId: ctx.params.transfer_id!, merchantId: ctx.merchantId,
         payoutAmount: ctx.body.payout_amount, recipient: ctx.body.recipient, relaunchId: ctx.idempotency?.resourceId,
       }, meta(ctx));
-      return { status: 200, body: renderTransfer(state) };
+      return { status: 200, body: renderTransfer(state), replayed: existed };
     },
   },
 };

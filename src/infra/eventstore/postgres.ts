@@ -39,7 +39,7 @@ import { pollingSubscription, Wakeup } from './polling-subscription.ts';
 import { RecentAppends } from './recent-appends.ts';
 import { checkAppend } from './check-append.ts';
 import { StatementBatcher } from '../statement-batcher.ts';
-import { crashPoint } from '../crash-points.ts';
+import { crashPoint, inDoubtPoint } from '../crash-points.ts';
 
 export const APPEND_LOCK_KEY = 7_201_410_001; // arbitrary, fixed: the global append lock
 const MAX_BATCH_APPENDS = 256;
@@ -244,13 +244,13 @@ export class PostgresEventStore implements EventStore {
           const committed: RecordedEvent[] = [];
           for (const o of outcomes) if (!(o instanceof Error)) committed.push(...o.events);
           this.recent.add(committed.sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0)));
+          const inDoubt = inDoubtPoint(() => batch.flatMap((p) => p.appends.flatMap((a) => a.events.map((e) => e.type))));
           batch.forEach((p, i) => {
             const o = outcomes[i]!;
-            if (o instanceof Error) p.reject(o);
-            else {
-              if (o.position > head) head = o.position;
-              p.resolve(o);
-            }
+            if (o instanceof Error) return p.reject(o);
+            if (o.position > head) head = o.position;
+            if (inDoubt) p.reject(inDoubt);
+            else p.resolve(o);
           });
           if (head > 0n) this.wakeup.signal(head);
         } catch (err) {

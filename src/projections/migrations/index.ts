@@ -19,6 +19,7 @@ import * as m015 from './015_rows_without_events.ts';
 import * as m016 from './016_record_webhook_events_each.ts';
 import * as m017 from './017_projector_expect.ts';
 import * as m018 from './018_append_document.ts';
+import * as m019 from './019_fenced_claims.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -44,6 +45,7 @@ const migrations: Array<[string, Migration]> = [
   ['016_record_webhook_events_each', m016],
   ['017_projector_expect', m017],
   ['018_append_document', m018],
+  ['019_fenced_claims', m019],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

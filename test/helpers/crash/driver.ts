@@ -1,8 +1,8 @@
 // The merchant side of the crash suite: a mixed load of payins, payouts and transfers (some planned to
 // fail or stay pending by the sandbox's phone rules, failed disbursements relaunched), sent with
 // Idempotency-Keys through a service that keeps dying. A request that meets a dead service (network
-// error), an `idempotency_in_progress` (its first attempt's claim is still leased) or a 5xx while the
-// database is down is retried with the same key, as a merchant would; whatever answers 2xx is
+// error), an `idempotency_in_progress` (its first attempt's claim is still leased), a 5xx while the
+// database is down or a 503 for a commit in doubt is retried with the same key, as a merchant would; whatever answers 2xx is
 // recorded as acknowledged, with the plan the payment must end in.
 import { randomBytes } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -41,6 +41,8 @@ export interface DriverStats {
   networkErrors: number;
   inProgressRetries: number;
   outage5xx: number;
+  /** 503s of a life armed with the append-in-doubt point: a commit whose answer was lost. */
+  inDoubt503: number;
   retriedAcks: number;
   /** Answers that should never happen: a 5xx outside a database outage, an unexpected 4xx. */
   unexpected: string[];
@@ -54,6 +56,8 @@ export interface DriverOptions {
   concurrency: number;
   /** True while the database is down (and shortly after): a 5xx then is retried, not a defect. */
   inOutage: () => boolean;
+  /** True while the running life may tell a committed append's caller that its commit is in doubt (503). */
+  inDoubtArmed: () => boolean;
   /** How long one request is retried before the driver gives up (a defect: nothing recovers). */
   giveUpMs?: number;
 }
@@ -80,7 +84,7 @@ const party = (country: string, operator: string, p: string) => ({ country_code:
 const recipient = (p: string) => ({ ...party('SN', 'SN_WAVE_MOMO', p), recipient_type: 'individual', first_name: 'Moussa', last_name: 'Ndiaye' });
 
 export class Driver {
-  readonly stats: DriverStats = { httpRequests: 0, networkErrors: 0, inProgressRetries: 0, outage5xx: 0, retriedAcks: 0, unexpected: [] };
+  readonly stats: DriverStats = { httpRequests: 0, networkErrors: 0, inProgressRetries: 0, outage5xx: 0, inDoubt503: 0, retriedAcks: 0, unexpected: [] };
   readonly acked: Acked[] = [];
   readonly payments: PlannedPayment[] = [];
   /** The customers the load pays for (set by the test after creating them). */
@@ -136,6 +140,7 @@ export class Driver {
       }
       if (res.status >= 500) {
         if (this.o.inOutage()) this.stats.outage5xx++;
+        else if (res.status === 503 && this.o.inDoubtArmed()) this.stats.inDoubt503++;
         else this.stats.unexpected.push(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
         await sleep(300);
         continue;
