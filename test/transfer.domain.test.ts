@@ -35,6 +35,15 @@ t.test('the collection starts once', async (t) => {
   t.match(given([createdE, collecting]).state, { status: 'collecting', payin_status: 'pending', payout_status: 'not_started' });
 });
 
+t.test('the collection takes the OTP whenever one was supplied, required or not (issue 28)', async (t) => {
+  const withOtp = (data: Partial<T.TransferCreated>) => ev('transfer.created', { ...created, ...data });
+  const started = (otp: boolean) => ev('transfer.collection_started', { ...(collecting.data as object), otp } as Extract<T.TransferEvent, { type: 'transfer.collection_started' }>['data']);
+  given([withOtp({ otp_required: false, otp_supplied: true })]).when((s) => T.startCollection(s, { at })).then(t, [started(true)], 'supplied where none is needed: sent');
+  given([withOtp({ otp_required: true, otp_supplied: true })]).when((s) => T.startCollection(s, { at })).then(t, [started(true)], 'required and supplied: sent');
+  given([withOtp({ otp_required: false, otp_supplied: false })]).when((s) => T.startCollection(s, { at })).then(t, [started(false)], 'none supplied: none sent');
+  given([withOtp({ otp_required: true })]).when((s) => T.startCollection(s, { at })).then(t, [started(true)], 'a transfer recorded before otp_supplied: as required');
+});
+
 t.test('collection completes → disbursing, payout attempt 1 starts in the same decision', async (t) => {
   given([createdE, collecting]).when((s) => T.collectionSettled(s, { outcome: 'completed', providerReference: 'SBX-1', at })).then(t, [payinDone, payout1]);
   t.match(given([createdE, collecting, payinDone, payout1]).state, { status: 'disbursing', payin_status: 'completed', payout_status: 'pending' });
