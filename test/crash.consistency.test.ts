@@ -69,7 +69,8 @@ function plan(rng: Rng, kills: number, postgres: boolean): Step[] {
   steps[0] = { kind: 'point', point: 'after-append', detail: RELAUNCH_APPEND, n: 1 };
   for (let i = 0; i < count(1 / 6); i++) steps.push({ kind: 'point', point: 'during-webhook-delivery', n: rng.int(1, 4) });
   for (let i = 0; i < count(1 / 8); i++) steps.push({ kind: 'point', point: 'after-provider-call', n: rng.int(1, 10) });
-  steps.push({ kind: 'point', point: 'append-in-doubt', n: rng.int(2, 15) });
+  // Aimed at a payment's create (its quote consumed): a merchant's request, not a worker's append.
+  steps.push({ kind: 'point', point: 'append-in-doubt', detail: 'quote.consumed', n: rng.int(1, 6) });
   while (steps.length < kills - 1) steps.push({ kind: 'timer', delayMs: rng.int(1_000, 6_000) });
   rng.shuffle(steps);
   // The first life does the set-up unarmed and ends at random.
