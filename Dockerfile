@@ -24,8 +24,8 @@ COPY bin ./bin
 COPY tsconfig.json ./
 COPY src ./src
 
-# $DATA_DIR holds the generated operator token and server key when they are not given (and PGlite's
-# files in the embedded mode); docker-compose.yml mounts a volume here.
+# $DATA_DIR holds the generated operator token and server key when they are not given (and the
+# embedded PostgreSQL's files in the embedded mode); docker-compose.yml mounts a volume here.
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 

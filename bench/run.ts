@@ -1,7 +1,8 @@
 // `npm run bench` (quick, under 5 minutes on 2 cores) or `npm run bench -- --full`: every scenario
 // against real PostgreSQL (127.0.0.1:5432, a fresh bench_<random> database per scenario, dropped
-// after) and NATS (127.0.0.1:4222, a prefix of its own), the embedded mode for append and
-// payin-create, each side by side with its ceiling or peer. Writes bench/results/latest.json and
+// after) and NATS (127.0.0.1:4222, a prefix of its own), and the embedded mode (embedded PostgreSQL
+// servers of their own under the temp dir, stopped after) for append and payin-create, each side
+// by side with its ceiling or peer. Writes bench/results/latest.json and
 // prints a Markdown table. `--only=append,rebuild` runs some scenarios only; `--smoke` runs each
 // phase for a moment (the bench's own test); `--out=FILE` writes the JSON there instead.
 // BENCH_DATABASE_URL / BENCH_NATS_URL point elsewhere; BENCH_KEEP_DB=1 keeps the databases.

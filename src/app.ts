@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './infra/clock.ts';
 import { createLogger } from './infra/log.ts';
-import { openDatabase, migrate, type Database } from './infra/db.ts';
+import { openConfiguredDatabase, migrate, type Database } from './infra/db.ts';
+import { lockDataDir } from './infra/data-dir-lock.ts';
 import { PostgresEventStore } from './infra/eventstore/postgres.ts';
 import type { EventStore } from './infra/eventstore/types.ts';
 import { MemoryBus } from './infra/bus/memory.ts';
@@ -31,7 +32,6 @@ import { systemModule } from './api/routes/system.ts';
 import { apiModules, projections, workers } from './registry.ts';
 import { mountDashboard } from './dashboard/router.ts';
 import type { Services } from './services.ts';
-import { cacheSizesFor } from './cache-sizes.ts';
 
 export interface AppOptions {
   config: Config;
@@ -67,11 +67,15 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   const config = opts.config;
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.logLevel);
-  const db = opts.database ?? (await openDatabase({
-    databaseUrl: config.databaseUrl,
-    pgliteDir: config.databaseUrl ? undefined : path.join(config.dataDir, 'pglite'),
-    pgliteSharedBuffersMb: config.pgliteSharedBuffersMb,
-  }));
+  // One service per data directory in the embedded mode (its in-process bus is its own).
+  const unlock = config.databaseUrl || opts.database ? () => undefined : lockDataDir(config.dataDir);
+  let db: Database;
+  try {
+    db = opts.database ?? (await openConfiguredDatabase(config, { log: (msg) => log.info(msg), stopServer: 'always' }));
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   await migrate(db);
 
   const admin = persistent(config.dataDir, 'admin-token', config.adminToken, () => randomBytes(24).toString('base64url'));
@@ -81,16 +85,15 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   }
   const serverKey = persistent(config.dataDir, 'server-key', config.secretHashKey, () => randomBytes(32).toString('base64url'));
 
-  // The event store: KurrentDB when EVENTSTORE_URL is set (read models stay in PostgreSQL/PGlite),
+  // The event store: KurrentDB when EVENTSTORE_URL is set (read models stay in PostgreSQL),
   // else the events table next to the read models.
-  const caches = cacheSizesFor(db.kind);
   let store: EventStore;
   if (config.eventstoreUrl) {
     // Loaded only here: its gRPC client is tens of MB of resident memory a PostgreSQL store never uses.
     const { KurrentEventStore } = await import('./infra/eventstore/kurrent.ts');
     store = new KurrentEventStore(config.eventstoreUrl, clock, { log });
   } else {
-    const pgStore = new PostgresEventStore(db, clock, { recentEvents: caches.recentEvents });
+    const pgStore = new PostgresEventStore(db, clock);
     await pgStore.start();
     store = pgStore;
   }
@@ -98,8 +101,8 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   const bus: Bus = opts.bus ?? (config.natsUrl
     ? await NatsBus.connect({ url: config.natsUrl, prefix: config.natsPrefix, ackWaitMs: config.busAckWaitMs, log })
     : new MemoryBus());
-  const aggregates = new Aggregates(store, caches.aggregates);
-  const projector = new Projector(db.knex, store, projections, log, { rowsKept: caches.projectorRows });
+  const aggregates = new Aggregates(store);
+  const projector = new Projector(db.knex, store, projections, log);
 
   const services: Services = {
     config, clock, log, db, knex: db.knex, store, bus, aggregates, projector,
@@ -182,6 +185,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
       await bus.close();
       await store.close();
       if (!opts.database) await db.close();
+      unlock();
     },
   };
 }

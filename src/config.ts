@@ -2,8 +2,7 @@
 // Nothing below src/ reads process.env except this file.
 import path from 'node:path';
 import { parseCrashSpec } from './infra/crash-points.ts';
-import { defaultHeapGrowingPercent } from './infra/heap-growth.ts';
-import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, MAX_PGLITE_SHARED_BUFFERS_MB } from './infra/pglite-params.ts';
+import { DEFAULT_HEAP_GROWING_PERCENT } from './infra/heap-growth.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -53,8 +52,6 @@ export interface Config {
   dashboardSessionIdleMinutes: number;
   /** V8's heap growing factor, as 1 + percent/100 after each full collection; 0 = V8's own (infra/heap-growth.ts). */
   heapGrowingPercent: number;
-  /** Embedded mode: PostgreSQL's shared_buffers inside PGlite, in MB (infra/pglite-params.ts). */
-  pgliteSharedBuffersMb: number;
   /** TEST ONLY (`CRASH_AT`): crash points armed by the crash-consistency suite (infra/crash-points.ts). */
   crashAt: string | undefined;
 }
@@ -123,10 +120,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
   if (eventstoreUrl && !/^(kurrentdb|esdb|kdb)(\+discover)?:\/\//.test(eventstoreUrl)) {
     throw new ConfigError('EVENTSTORE_URL must start with kurrentdb:// or esdb://');
   }
-  const pgliteSharedBuffersMb = int(env, 'PGLITE_SHARED_BUFFERS_MB', DEFAULT_PGLITE_SHARED_BUFFERS_MB, 1);
-  if (pgliteSharedBuffersMb > MAX_PGLITE_SHARED_BUFFERS_MB) {
-    throw new ConfigError(`PGLITE_SHARED_BUFFERS_MB must be at most ${MAX_PGLITE_SHARED_BUFFERS_MB}`);
-  }
   return {
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 3000),
@@ -157,8 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     busForward: busForward(env.BUS_FORWARD),
     dashboardCookieSecure: cookieSecure(env.DASHBOARD_COOKIE_SECURE),
     dashboardSessionIdleMinutes: int(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 720, 1),
-    heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', defaultHeapGrowingPercent(!env.DATABASE_URL)),
-    pgliteSharedBuffersMb,
+    heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT),
     crashAt: crashSpec(env.CRASH_AT),
   };
 }

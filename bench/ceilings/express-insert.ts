@@ -1,20 +1,14 @@
 // The payin-create ceiling: a bare Express 5 server doing one durable pg INSERT per request (same
 // pool size as the service's default), run as its own process by bench/scenarios/payin-create.ts.
-// PORT and DATABASE_URL come from the environment (PGLITE_DIR instead: the embedded ceiling, one
-// INSERT into PGlite); GET /healthz answers once the table exists.
+// PORT and DATABASE_URL come from the environment (the machine's PostgreSQL, or for the embedded
+// variant a database on an embedded PostgreSQL the scenario started); GET /healthz answers once
+// the table exists.
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
 
-type Db = { query(q: { name: string; text: string; values: unknown[] } | string): Promise<{ rows: unknown[] }>; end(): Promise<void> };
-let db: Db;
-if (process.env.PGLITE_DIR) {
-  const lite = new PGlite(process.env.PGLITE_DIR);
-  db = { query: (q) => (typeof q === 'string' ? lite.query(q) : lite.query(q.text, q.values)), end: () => lite.close() };
-} else {
-  db = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 }) as unknown as Db;
-}
+if (!process.env.DATABASE_URL) throw new Error('DATABASE_URL is required');
+const db = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 await db.query('CREATE TABLE IF NOT EXISTS ceiling_items (id uuid PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
 
 const app = express();

@@ -1,12 +1,13 @@
 // Our event store (src/infra/eventstore/postgres.ts, with group commit) behind the Appender
-// interface, on PostgreSQL or on PGlite (embedded).
+// interface, on the PostgreSQL at `databaseUrl` (the machine's server, or an embedded PostgreSQL
+// the append scenario started: the same code path).
 import { migrate, openDatabase, type Database } from '../../src/infra/db.ts';
 import { systemClock } from '../../src/infra/clock.ts';
 import { PostgresEventStore } from '../../src/infra/eventstore/postgres.ts';
 import { WrongExpectedVersion } from '../../src/infra/eventstore/types.ts';
 import type { Appender } from '../lib/writers.ts';
 
-export async function ourAppender(opts: { databaseUrl?: string; pgliteDir?: string }): Promise<Appender & { db: Database; store: PostgresEventStore; close(): Promise<void> }> {
+export async function ourAppender(opts: { databaseUrl: string }): Promise<Appender & { db: Database; store: PostgresEventStore; close(): Promise<void> }> {
   const db = await openDatabase(opts);
   await migrate(db);
   const store = new PostgresEventStore(db, systemClock);

@@ -1,6 +1,6 @@
 // The bench profiles: quick (`npm run bench`, under 5 minutes on 2 cores) and full (`-- --full`).
 // smoke (`-- --smoke`) runs every phase for a moment: it checks that the bench runs and reports,
-// for its own test (test/bench.report.test.ts); its figures measure nothing.
+// for its own test (test/bench.report.e2e.test.ts); its figures measure nothing.
 export interface Profile {
   name: 'quick' | 'full' | 'smoke';
   /** Seconds of each measured load phase, and of the warm-up before it. */

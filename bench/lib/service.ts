@@ -1,6 +1,8 @@
 // The service under test as a child process, started as in production (`bin/service`: the build in
 // dist/, which `buildService` makes once per run, as `npm start` does before it) on its own database,
 // NATS prefix, port and data directory, with its resident memory sampled from /proc while it runs.
+// Without a database URL, the embedded mode: the service starts its own PostgreSQL under
+// $DATA_DIR/postgres (separate processes, counted in its memory) and runs its bus in-process.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { freePort, waitForHttp } from './net.ts';
+import { benchDataDir, embeddedServerCpuMs, embeddedServerPids, hwmKb, pssKb, removeDataDir, rssKb } from './embedded.ts';
 
 /** The run's JetStream stream (its consumers go with it), as test/helpers/app.ts does. */
 async function dropNatsStream(prefix: string): Promise<void> {
@@ -37,12 +40,20 @@ export interface Service {
   url: string;
   pid: number;
   natsPrefix: string;
-  /** Highest VmRSS seen by the sampler and the kernel's VmHWM, in MB (the larger of the two). */
+  /**
+   * The memory figure, in MB: the service process's highest VmRSS seen by the sampler or the
+   * kernel's VmHWM (the larger of the two); embedded, plus the highest memory its PostgreSQL's
+   * processes (postmaster and the processes it forked) were seen to hold together (ServiceMemory).
+   */
   peakRssMb(): number;
-  /** Resets the sampler's peak (VmHWM cannot be reset: it covers the whole process life). */
+  /** The figure's parts (embedded: the PostgreSQL processes' own peaks too), in MB. */
+  memory(): ServiceMemory;
+  /** Resets the sampler's peaks (VmHWM cannot be reset: it covers the whole process life). */
   resetPeak(): void;
   /** CPU time the service process has used so far (user + system, all its threads), in ms. */
   cpuMs(): number;
+  /** Embedded: CPU time its PostgreSQL's processes have used so far, in ms (null with an external database). */
+  postgresCpuMs(): number | null;
   stop(): Promise<void>;
 }
 
@@ -57,24 +68,35 @@ function cpuMsOf(pid: number): number {
   }
 }
 
-function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
+export interface ServiceMemory {
+  /** The service process alone: the larger of the sampled VmRSS peak and VmHWM. */
+  serviceMb: number;
+  /**
+   * Embedded only (else null): the highest total proportional set size (PSS) of the PostgreSQL
+   * processes seen at once, which counts each page they share (the shared_buffers segment, the
+   * binary, what a backend inherited from the postmaster) once among them: the memory the server
+   * holds. Their VmRSS summed counts such a page once per process (postgresRssSumMb).
+   */
+  postgresMb: number | null;
+  /** Embedded only: the highest sum of the PostgreSQL processes' VmRSS seen at once (an over-count, for reference). */
+  postgresRssSumMb: number | null;
+  /** Embedded only: the most PostgreSQL processes seen at once. */
+  postgresProcesses: number | null;
+  /** The figure peakRssMb() answers: serviceMb, plus postgresMb embedded (each part's own peak: an upper bound). */
+  totalMb: number;
 }
 
 export async function startService(opts: {
-  /** undefined: the embedded mode (PGlite under the data directory, in-process bus). */
+  /** undefined: the embedded mode (its own PostgreSQL under $DATA_DIR/postgres, in-process bus). */
   databaseUrl: string | undefined;
   env?: Record<string, string>;
   nodeArgs?: string[];
   label: string;
 }): Promise<Service> {
   const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-bench-'));
+  const embedded = !opts.databaseUrl;
+  // Embedded: 0755, so that the server's user (`postgres`, when the bench runs as root) reaches it.
+  const dataDir = embedded ? benchDataDir('mpa-bench-') : fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-bench-'));
   const natsPrefix = `bench${randomBytes(4).toString('hex')}`;
   const logFile = path.join(os.tmpdir(), `mpa-bench-${opts.label}-${process.pid}.log`);
   const log = fs.openSync(logFile, 'w');
@@ -108,32 +130,65 @@ export async function startService(opts: {
   let exited = false;
   const exitedP = new Promise<void>((resolve) => child.once('exit', () => { exited = true; resolve(); }));
   const pid = child.pid!;
-  let peak = 0;
-  const sampler = setInterval(() => { peak = Math.max(peak, statusKb(pid, 'VmRSS')); }, 100);
+  // Peaks in kB: the service's VmRSS every 100 ms; embedded, its PostgreSQL's processes (found
+  // anew each time: backends come and go) every 500 ms, as PSS costs the kernel a walk of every
+  // mapping (about half a millisecond a process), which the bench process, also the load
+  // generator, should not spend ten times a second.
+  const peak = { service: 0, postgresPss: 0, postgresRss: 0, processes: 0 };
+  let ticks = 0;
+  const samplePostgres = () => {
+    const pids = embeddedServerPids(dataDir);
+    peak.postgresPss = Math.max(peak.postgresPss, pids.reduce((sum, p) => sum + pssKb(p), 0));
+    peak.postgresRss = Math.max(peak.postgresRss, pids.reduce((sum, p) => sum + rssKb(p), 0));
+    peak.processes = Math.max(peak.processes, pids.length);
+  };
+  const sample = () => {
+    peak.service = Math.max(peak.service, rssKb(pid));
+    if (embedded && ticks++ % 5 === 0) samplePostgres();
+  };
+  const sampler = setInterval(sample, 100);
   sampler.unref();
   const url = `http://127.0.0.1:${port}`;
+  const stopChild = async (signal: NodeJS.Signals) => {
+    if (!exited) {
+      child.kill(signal);
+      const hard = setTimeout(() => child.kill('SIGKILL'), 25_000);
+      await exitedP;
+      clearTimeout(hard);
+    }
+    fs.closeSync(log);
+    // SIGTERM stops the service's PostgreSQL with it; after a SIGKILL it still runs: stopped here.
+    if (embedded) await removeDataDir(dataDir);
+    else fs.rmSync(dataDir, { recursive: true, force: true });
+  };
   try {
     await waitForHttp(`${url}/readyz`, 60_000, () => !exited);
   } catch (err) {
     clearInterval(sampler);
-    child.kill('SIGKILL');
-    throw new Error(`${(err as Error).message}; see ${logFile}:\n${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
+    const tail = fs.readFileSync(logFile, 'utf8').slice(-2000);
+    await stopChild('SIGKILL');
+    throw new Error(`${(err as Error).message}; see ${logFile}:\n${tail}`);
   }
+  const mb = (kb: number) => kb / 1024;
+  const memory = (): ServiceMemory => {
+    const service = Math.max(peak.service, rssKb(pid), hwmKb(pid));
+    if (!embedded) return { serviceMb: mb(service), postgresMb: null, postgresRssSumMb: null, postgresProcesses: null, totalMb: mb(service) };
+    samplePostgres();
+    return {
+      serviceMb: mb(service), postgresMb: mb(peak.postgresPss), postgresRssSumMb: mb(peak.postgresRss), postgresProcesses: peak.processes,
+      totalMb: mb(service + peak.postgresPss),
+    };
+  };
   return {
     url, pid, natsPrefix,
-    peakRssMb: () => Math.max(peak, statusKb(pid, 'VmHWM'), statusKb(pid, 'VmRSS')) / 1024,
-    resetPeak: () => { peak = 0; },
+    peakRssMb: () => memory().totalMb,
+    memory,
+    resetPeak: () => { peak.service = 0; peak.postgresPss = 0; peak.postgresRss = 0; peak.processes = 0; },
     cpuMs: () => cpuMsOf(pid),
+    postgresCpuMs: () => (embedded ? embeddedServerCpuMs(dataDir) : null),
     async stop() {
       clearInterval(sampler);
-      if (!exited) {
-        child.kill('SIGTERM');
-        const hard = setTimeout(() => child.kill('SIGKILL'), 25_000);
-        await exitedP;
-        clearTimeout(hard);
-      }
-      fs.closeSync(log);
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await stopChild('SIGTERM');
       if (opts.databaseUrl) await dropNatsStream(natsPrefix).catch(() => undefined);
     },
   };

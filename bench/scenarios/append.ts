@@ -1,10 +1,8 @@
 // append: event-store appends at 1 and 16 writers, to distinct streams and to one hot stream, in
 // events/s. Side by side on the same database: pgbench single-row INSERTs at the same concurrency
-// (the ceiling) and Emmett's PostgreSQL event store (the peer). Embedded: the same store on PGlite
-// against bare single-row PGlite INSERTs (no pgbench, no Emmett there).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+// (the ceiling) and Emmett's PostgreSQL event store (the peer). Embedded: the same store on an
+// embedded PostgreSQL (the server the service's embedded mode runs, started here in a directory of
+// its own and stopped after) against single-row INSERTs into that same server.
 import type { Profile } from '../lib/profile.ts';
 import { judge, type ScenarioResult } from '../lib/result.ts';
 import { createDatabase } from '../lib/database.ts';
@@ -13,7 +11,8 @@ import { round } from '../lib/stats.ts';
 import { ourAppender } from '../ceilings/ours.ts';
 import { emmettAppender } from '../ceilings/emmett.ts';
 import { pgbenchInsert } from '../ceilings/pgbench.ts';
-import { pgliteInsert } from '../ceilings/pglite-insert.ts';
+import { embeddedInsert } from '../ceilings/embedded-insert.ts';
+import { withEmbeddedDatabase } from '../lib/embedded.ts';
 
 const WRITERS = [1, 16];
 const MODES: Mode[] = ['distinct', 'hot'];
@@ -54,17 +53,16 @@ export async function append(profile: Profile, log: (s: string) => void): Promis
     await db.drop();
   }
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-bench-pglite-'));
-  try {
-    const embedded = await ourAppender({ pgliteDir: dir });
+  await withEmbeddedDatabase('append', async (url) => {
+    const embedded = await ourAppender({ databaseUrl: url });
     try {
       for (const writers of WRITERS) {
-        const ceiling = await pgliteInsert(embedded.db, writers, profile.appendSeconds);
+        const ceiling = await embeddedInsert(url, writers, profile.appendSeconds);
         for (const mode of MODES) {
           const o = await runWriters(embedded, { writers, mode, seconds: profile.appendSeconds, prefix: `emb-${writers}-${mode}` });
-          log(`append embedded ${writers}w ${mode}: ours ${round(o.eventsPerSecond)}/s, PGlite INSERT ${round(ceiling)}/s`);
+          log(`append embedded ${writers}w ${mode}: ours ${round(o.eventsPerSecond)}/s, embedded PostgreSQL INSERT ${round(ceiling)}/s`);
           out[`append embedded ${writers}w ${mode}`] = judge({
-            value: round(o.eventsPerSecond), unit: 'events/s', ceiling: round(ceiling), ceilingName: `PGlite single-row INSERT x${writers}`,
+            value: round(o.eventsPerSecond), unit: 'events/s', ceiling: round(ceiling), ceilingName: `embedded PostgreSQL single-row INSERT x${writers}`,
             details: { ours: fig(o) },
           });
         }
@@ -72,8 +70,6 @@ export async function append(profile: Profile, log: (s: string) => void): Promis
     } finally {
       await embedded.close();
     }
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
   return out;
 }

@@ -2,18 +2,20 @@
 // NATS), side by side with the ceiling for one durable write through Express (a bare Express 5
 // handler doing one pg INSERT, bench/ceilings/express-insert.ts) at the same 64 connections.
 // Also the memory figure: the service's peak RSS over its life, which this load dominates.
+// Embedded (no DATABASE_URL): the service starts its own PostgreSQL under its DATA_DIR, and runs its
+// bus in-process; the ceiling's Express writes to a database on an embedded PostgreSQL of its own
+// (same binaries and settings, started after the service's has stopped, stopped after it), and
+// the memory figure is the service's and its PostgreSQL processes' together.
 //
 // "creates/s" counts created resources: each pair is a quote (one durable append) and a payin (one
 // durable append), the same unit of work as one ceiling INSERT; payins/s is half of it.
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Profile } from '../lib/profile.ts';
 import { judge, type ScenarioResult } from '../lib/result.ts';
 import { createDatabase } from '../lib/database.ts';
-import { startService } from '../lib/service.ts';
+import { startService, type ServiceMemory } from '../lib/service.ts';
 import { startHttpChild } from '../lib/child.ts';
+import { withEmbeddedDatabase } from '../lib/embedded.ts';
 import { load, type LoadResult } from '../lib/load.ts';
 import { createPayin, merchantHeaders, newMerchant, payinBody, payinQuoteBody, type Merchant } from '../lib/api.ts';
 import { round } from '../lib/stats.ts';
@@ -50,47 +52,58 @@ const summary = (r: LoadResult) => ({
   okPerSecond: round(r.okPerSecond), p50Ms: r.p50, p99Ms: r.p99, requests: r.requests, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, statusCodes: r.statusCodes,
 });
 
-/** `embedded`: the service on PGlite with the in-process bus, against Express + one PGlite INSERT. */
+/**
+ * `embedded`: the service with no DATABASE_URL (its own PostgreSQL, the in-process bus), against
+ * Express + one pg INSERT into a database on an embedded PostgreSQL.
+ */
 export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[]; embedded?: boolean } = {}): Promise<Record<string, ScenarioResult>> {
   const db = opts.embedded ? undefined : await createDatabase();
-  const pgliteDir = opts.embedded ? fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-bench-ceiling-')) : undefined;
   let ours: LoadResult;
-  let peakRss: number;
+  let memory: ServiceMemory;
   let cpuMsPerPair = Number.NaN;
+  let postgresCpuMsPerPair: number | null = null;
   let routeMeanMs: Record<string, number> = {};
   let ceiling: LoadResult;
+  const runCeiling = async (url: string) => {
+    const ceil = await startHttpChild('bench/ceilings/express-insert.ts', { DATABASE_URL: url }, 'express-insert');
+    try {
+      await load({ url: ceil.url, connections: CONNECTIONS, seconds: profile.warmupSeconds, requests: insertRequests as any });
+      return await load({ url: ceil.url, connections: CONNECTIONS, seconds: profile.seconds, requests: insertRequests as any });
+    } finally {
+      await ceil.stop();
+    }
+  };
   try {
+    // Embedded, the service stops its PostgreSQL on SIGTERM (stop() stops it after a SIGKILL).
     const svc = await startService({ databaseUrl: db?.url, label: 'payin-create', ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}) });
     try {
       const m = await newMerchant(svc.url, 'Bench payins');
       await createPayin(svc.url, m); // the first request warms the routes' caches
       await load({ url: svc.url, connections: CONNECTIONS, seconds: profile.warmupSeconds, requests: payinRequests(m) as any });
       const cpu0 = svc.cpuMs();
+      const pgCpu0 = svc.postgresCpuMs();
       const routes0 = await routeTotals(svc.url);
       ours = await load({ url: svc.url, connections: CONNECTIONS, seconds: profile.seconds, requests: payinRequests(m) as any });
       routeMeanMs = meanMsBetween(routes0, await routeTotals(svc.url));
       await new Promise((r) => setTimeout(r, 3000)); // the background work the load set off
       // The service's CPU per quote + payin pair, requests and background work together: a figure
-      // that a busy machine slows less than throughput (it counts work, not waiting).
+      // that a busy machine slows less than throughput (it counts work, not waiting). Embedded,
+      // its PostgreSQL's CPU is apart (postgresCpuMsPerPair), as an external database's is not in it.
       cpuMsPerPair = ours.ok > 0 ? round((svc.cpuMs() - cpu0) / (ours.ok / 2)) : Number.NaN;
-      peakRss = svc.peakRssMb();
+      const pgCpu1 = svc.postgresCpuMs();
+      if (pgCpu0 !== null && pgCpu1 !== null && ours.ok > 0) postgresCpuMsPerPair = round((pgCpu1 - pgCpu0) / (ours.ok / 2));
+      memory = svc.memory();
     } finally {
       await svc.stop();
     }
-    const ceil = await startHttpChild('bench/ceilings/express-insert.ts', db ? { DATABASE_URL: db.url } : { PGLITE_DIR: pgliteDir! }, 'express-insert');
-    try {
-      await load({ url: ceil.url, connections: CONNECTIONS, seconds: profile.warmupSeconds, requests: insertRequests as any });
-      ceiling = await load({ url: ceil.url, connections: CONNECTIONS, seconds: profile.seconds, requests: insertRequests as any });
-    } finally {
-      await ceil.stop();
-    }
+    ceiling = db ? await runCeiling(db.url) : await withEmbeddedDatabase('ceiling', runCeiling);
   } finally {
     await db?.drop();
-    if (pgliteDir) fs.rmSync(pgliteDir, { recursive: true, force: true });
   }
   const suffix = opts.embedded ? ' embedded' : '';
-  const ceilingName = opts.embedded ? 'Express 5 + one PGlite INSERT' : 'Express 5 + one pg INSERT';
+  const ceilingName = opts.embedded ? 'Express 5 + one pg INSERT into embedded PostgreSQL' : 'Express 5 + one pg INSERT';
   const details = { connections: CONNECTIONS, payinsPerSecond: round(ours.okPerSecond / 2), serviceCpuMsPerPair: cpuMsPerPair,
+    ...(opts.embedded ? { postgresCpuMsPerPair } : {}),
     // Measured in the service, from a request's arrival to its response (the load generator's
     // figures also hold the time a request waits in the kernel's queues and in the generator).
     serviceMeanMsByRoute: routeMeanMs, service: summary(ours), ceiling: summary(ceiling) };
@@ -105,8 +118,14 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
       target: { on: 'value', op: '<=', bound: 100 }, details: { p50Ms: ours.p50, ceilingP50Ms: ceiling.p50 },
     }),
     [`memory${suffix}`]: judge({
-      value: round(peakRss), unit: 'MB peak RSS', target: { on: 'value', op: '<=', bound: 300 },
-      details: { during: 'payin-create (VmHWM of the service process, whole life)' },
+      value: round(memory.totalMb), unit: 'MB peak RSS', target: { on: 'value', op: '<=', bound: 300 },
+      details: opts.embedded
+        ? {
+          during: 'payin-create embedded (the service process, VmHWM, whole life; plus its embedded PostgreSQL processes, the highest total PSS seen at once, whole life)',
+          serviceMb: round(memory.serviceMb), postgresMb: round(memory.postgresMb ?? 0), postgresProcesses: memory.postgresProcesses,
+          postgresRssSumMb: round(memory.postgresRssSumMb ?? 0),
+        }
+        : { during: 'payin-create (VmHWM of the service process, whole life)' },
     }),
   };
 }

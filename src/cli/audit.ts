@@ -2,9 +2,8 @@
 // ledger and compares every read model with a fresh fold; prints the report (text, or the JSON the
 // operator API answers with --json) to stdout and progress to stderr.
 // Exit codes: 0 no discrepancy, 1 a discrepancy (or the audit could not run), 2 usage error.
-// Against PostgreSQL it runs beside the running service (read-only, never blocks it); the embedded
-// PGlite database can be opened by one process only: with the service running, use
-// `POST /admin/audit` instead.
+// It runs beside the running service (read-only, never blocks it), on DATABASE_URL or on the
+// embedded PostgreSQL under $DATA_DIR (the service's, or started for the command and stopped after).
 import { ConfigError, loadConfig } from '../config.ts';
 import { projections } from '../registry.ts';
 import { formatAuditReport, runAudit } from '../ops/audit.ts';

@@ -1,11 +1,9 @@
 // `npm run projections -- status | rebuild [name]`: read-model maintenance. Opens the database the
-// service uses (same configuration: DATABASE_URL, or the embedded PGlite under $DATA_DIR/pglite).
+// service uses (same configuration: DATABASE_URL, or the embedded PostgreSQL under $DATA_DIR).
 // Progress goes to stderr, the summary to stdout.
 //
-// Rebuilds are online (projections/rebuild.ts): against PostgreSQL they run while the service runs,
-// which keeps answering from the current tables until the rebuilt ones are swapped in. The embedded
-// PGlite database can be opened by one process only: with the service running, use its operator API
-// (`POST /admin/projections/{name}/rebuild`) instead.
+// Rebuilds are online (projections/rebuild.ts): they run while the service runs, which keeps
+// answering from the current tables until the rebuilt ones are swapped in.
 // Exit codes: 0 done, 1 failure (database unavailable, rebuild interrupted), 2 usage error.
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { projections } from '../registry.ts';

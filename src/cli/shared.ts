@@ -2,9 +2,8 @@
 // database and event store with the service's configuration, and the exit-code conventions
 // (0 done, 1 failure or discrepancy, 2 usage error).
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Config } from '../config.ts';
-import { DatabaseInUseError, migrate, openDatabase, type Database } from '../infra/db.ts';
+import { migrate, openConfiguredDatabase, PgliteDataDirError, type Database } from '../infra/db.ts';
 import { systemClock } from '../infra/clock.ts';
 import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
 import type { EventStore } from '../infra/eventstore/types.ts';
@@ -12,38 +11,28 @@ import type { EventStore } from '../infra/eventstore/types.ts';
 export class UsageError extends Error {}
 export class CliError extends Error {}
 
-/** The database the service uses: DATABASE_URL, or the embedded PGlite under $DATA_DIR/pglite. */
+/**
+ * The database the service uses: DATABASE_URL, or the embedded PostgreSQL under $DATA_DIR, found
+ * running beside the service (left running after) or started for this command (stopped after).
+ */
 export async function openServiceDatabase(config: Config): Promise<Database> {
-  if (config.databaseUrl) {
-    const db = await openDatabase({ databaseUrl: config.databaseUrl, poolMax: 2 });
-    try {
-      await db.knex.raw('SELECT 1');
-    } catch (err) {
-      await db.close();
-      throw new CliError(`cannot reach the database at DATABASE_URL: ${(err as Error).message}`);
-    }
-    return db;
+  if (!config.databaseUrl && !fs.existsSync(config.dataDir)) {
+    throw new CliError(`no data directory at ${config.dataDir}: set DATA_DIR to the service's data directory, or DATABASE_URL`);
   }
-  const dir = path.join(config.dataDir, 'pglite');
-  if (!fs.existsSync(dir)) {
-    throw new CliError(`no embedded database at ${dir}: set DATA_DIR to the service's data directory, or DATABASE_URL`);
+  let db: Database;
+  try {
+    db = await openConfiguredDatabase(config, { log: () => undefined, stopServer: 'if-started', poolMax: 2 });
+  } catch (err) {
+    if (err instanceof PgliteDataDirError) throw new CliError(err.message);
+    throw new CliError(`cannot open the database${config.databaseUrl ? ' at DATABASE_URL' : ` under ${config.dataDir}`}: ${(err as Error).message}`);
   }
   try {
-    return await openDatabase({ pgliteDir: dir, pgliteSharedBuffersMb: config.pgliteSharedBuffersMb });
+    await db.knex.raw('SELECT 1');
   } catch (err) {
-    if (err instanceof DatabaseInUseError) {
-      throw new CliError(
-        `the embedded database ${dir} is open in process ${err.pid} (the service?). An embedded PGlite ` +
-        'database can be opened by one process only: stop the service first, then run this command again ' +
-        '(or use the operator API of the running service). ' +
-        `(If no service is running, remove the stale lock file ${err.lockFile}.)`,
-      );
-    }
-    throw new CliError(
-      `cannot open the embedded database ${dir}: ${(err as Error).message}. If the service is running, stop it first: ` +
-      'an embedded PGlite database can be opened by one process only.',
-    );
+    await db.close();
+    throw new CliError(`cannot reach the database: ${(err as Error).message}`);
   }
+  return db;
 }
 
 /** Opens the database (migrated as the service would) and the event store, runs `fn`, closes both. */

@@ -1,5 +1,5 @@
 // TEST ONLY: deterministic crash points for the crash-consistency suite
-// (test/crash.consistency.test.ts). `CRASH_AT=<point>@<n>[,<point>@<n>…]` makes the process kill
+// (test/crash.consistency.e2e.test.ts). `CRASH_AT=<point>@<n>[,<point>@<n>…]` makes the process kill
 // itself with SIGKILL the n-th time it passes `<point>`, so a test can aim at the worst moments
 // (an event committed but not projected, a webhook sent but not recorded) instead of hoping a timer
 // lands there. `<point>:<detail>[+<detail>…]@<n>` counts only the passes whose details name every

@@ -1,143 +1,98 @@
-// The one database handle: knex over node-postgres (DATABASE_URL) or over PGlite (embedded).
-// Both speak real PostgreSQL, so every query, lock and xid8 function behaves the same on either.
+// The one database handle: knex over node-postgres, on the PostgreSQL of DATABASE_URL or on the
+// embedded server the service runs itself under $DATA_DIR (embedded-postgres.ts): one code path.
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { prepareByText } from './prepared-statements.ts';
-import type { PGlite as PGliteType } from '@electric-sql/pglite';
 import { migrationSource } from '../projections/migrations/index.ts';
-import { ensurePgliteDir } from './pglite-dir.ts';
-import { DEFAULT_PGLITE_SHARED_BUFFERS_MB, PGLITE_STATISTICS_TARGET, pgliteStartParams } from './pglite-params.ts';
-import { PLAN_EACH_CALL, preparePglite } from './pglite-prepared.ts';
-import { takeTurns } from './pglite-turns.ts';
+import { embeddedPostgres, type EmbeddedServer } from './embedded-postgres.ts';
 
 // int8 (bigint) and numeric come back as strings by default; keep them exact: positions are bigint.
 pg.types.setTypeParser(20, (v) => v);
 
-export type DbKind = 'postgres' | 'pglite';
-
 export interface Database {
   knex: Knex;
-  kind: DbKind;
-  /** For LISTEN/NOTIFY wake-ups across processes (PostgreSQL only). */
-  url: string | undefined;
+  /** For LISTEN/NOTIFY wake-ups across processes and for the event store's own writer. */
+  url: string;
   close(): Promise<void>;
 }
 
 export interface DatabaseOptions {
-  databaseUrl?: string | undefined;
-  /** Directory for PGlite's files; undefined = in memory (tests). */
-  pgliteDir?: string | undefined;
+  databaseUrl: string;
   poolMax?: number;
-  /** PGlite's shared_buffers (PGLITE_SHARED_BUFFERS_MB); DEFAULT_PGLITE_SHARED_BUFFERS_MB when unset. */
-  pgliteSharedBuffersMb?: number;
-}
-
-/** The embedded database directory is held by another live process (the service, or this CLI). */
-export class DatabaseInUseError extends Error {
-  constructor(readonly dir: string, readonly pid: number, readonly lockFile: string) {
-    super(`the embedded database ${dir} is in use by process ${pid} (lock file ${lockFile})`);
-    this.name = 'DatabaseInUseError';
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * PGlite does not stop a second process from opening its directory (both would write the same
- * files): `<dir>.lock` holds the pid of the process that has it open. A lock whose process is gone
- * (a crash) is taken over. Returns the release function.
- */
-function lockPgliteDir(dir: string): () => void {
-  const file = `${dir}.lock`;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
-      return () => {
-        try {
-          if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.rmSync(file, { force: true });
-        } catch { /* already gone */ }
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    let holder = NaN;
-    try {
-      holder = Number.parseInt(fs.readFileSync(file, 'utf8'), 10);
-    } catch { /* removed meanwhile: try again */ }
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) {
-      throw new DatabaseInUseError(dir, holder, file);
-    }
-    fs.rmSync(file, { force: true });
-  }
-  throw new DatabaseInUseError(dir, NaN, file);
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  if (opts.databaseUrl) {
-    const knex = knexFactory({
-      client: 'pg',
-      connection: opts.databaseUrl,
-      pool: {
-        min: 0, max: opts.poolMax ?? 10,
-        afterCreate: (conn: pg.Client, done: (err: Error | null, c: pg.Client) => void) => {
-          prepareByText(conn);
-          done(null, conn);
-        },
-      },
-    });
-    return { knex, kind: 'postgres', url: opts.databaseUrl, close: () => knex.destroy() };
-  }
-  const dir = opts.pgliteDir ? path.resolve(opts.pgliteDir) : undefined;
-  if (dir) fs.mkdirSync(path.dirname(dir), { recursive: true });
-  const unlock = dir ? lockPgliteDir(dir) : () => undefined;
-  if (dir) {
-    try {
-      await ensurePgliteDir(dir);
-    } catch (err) {
-      unlock();
-      throw err;
-    }
-  }
-  // Loaded only in the embedded mode: a service on PostgreSQL never pays for the WebAssembly build.
-  const { PGlite, protocol, parse } = await import('@electric-sql/pglite');
-  const { default: ClientPgLite } = await import('knex-pglite');
-  const pglite: PGliteType = new PGlite(dir, {
-    startParams: pgliteStartParams(PGlite.defaultStartParams, opts.pgliteSharedBuffersMb ?? DEFAULT_PGLITE_SHARED_BUFFERS_MB),
-  });
-  await pglite.waitReady.catch((err: unknown) => {
-    unlock();
-    throw err;
-  });
-  // Each text parsed once and each call planned (pglite-prepared.ts), small ANALYZE samples
-  // (pglite-params.ts); statements give the event loop a turn (pglite-turns.ts).
-  await pglite.exec(`${PLAN_EACH_CALL}; ${PGLITE_STATISTICS_TARGET}`).catch(async (err: unknown) => {
-    await pglite.close().catch(() => undefined);
-    unlock();
-    throw err;
-  });
-  takeTurns(preparePglite(pglite, { serialize: protocol.serialize, parseResults: parse.parseResults }));
   const knex = knexFactory({
-    client: ClientPgLite as unknown as typeof knexFactory.Client,
-    dialect: 'postgres',
-    connection: { pglite } as unknown as Knex.StaticConnectionConfig,
+    client: 'pg',
+    connection: opts.databaseUrl,
+    pool: {
+      min: 0, max: opts.poolMax ?? 10,
+      afterCreate: (conn: pg.Client, done: (err: Error | null, c: pg.Client) => void) => {
+        prepareByText(conn);
+        done(null, conn);
+      },
+    },
   });
+  return { knex, url: opts.databaseUrl, close: () => knex.destroy() };
+}
+
+/** The embedded mode's database on its server (the server's own `postgres` database stays empty). */
+export const EMBEDDED_DATABASE = 'payments';
+
+/** A data directory of the previous embedded mode (PGlite): never silently ignored. */
+export class PgliteDataDirError extends Error {}
+
+function refusePgliteDir(dataDir: string): void {
+  const old = path.join(dataDir, 'pglite');
+  if (!fs.existsSync(old) || fs.existsSync(path.join(dataDir, 'postgres'))) return;
+  throw new PgliteDataDirError(
+    `${old} holds the database of an earlier version's embedded mode (PGlite), which this version no longer runs. ` +
+    'Nothing was changed, and nothing will be: its events stay in that directory, and the earlier version still runs ' +
+    'on it. To carry them into this version, run `npm run import-pglite` once (docs/OPERATIONS.md); to start afresh ' +
+    'instead, point DATA_DIR at another directory.',
+  );
+}
+
+/**
+ * The embedded server for `dataDir`, with the service's database created on first use. `start`:
+ * false answers undefined when no server runs there (a CLI that must not start one).
+ */
+export async function embeddedDatabaseUrl(
+  dataDir: string, log: (msg: string) => void, start = true, opts: { pgliteImport?: boolean } = {},
+): Promise<{ url: string; server: EmbeddedServer } | undefined> {
+  if (!opts.pgliteImport) refusePgliteDir(dataDir);
+  const server = await embeddedPostgres({ dataDir, log, start });
+  if (!server) return undefined;
+  const admin = new pg.Client({ connectionString: server.url() });
+  await admin.connect();
+  try {
+    const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [EMBEDDED_DATABASE]);
+    if (found.rowCount === 0) await admin.query(`CREATE DATABASE ${EMBEDDED_DATABASE}`);
+  } finally {
+    await admin.end();
+  }
+  return { url: server.url(EMBEDDED_DATABASE), server };
+}
+
+/**
+ * The database the configuration names: DATABASE_URL, or the embedded server under DATA_DIR
+ * (started, or found running after a killed service). `stopServer`: when the embedded server is
+ * stopped with the database: 'always' (the service owns it), 'if-started' (a CLI beside a service).
+ */
+export async function openConfiguredDatabase(
+  config: { databaseUrl: string | undefined; dataDir: string },
+  opts: { log: (msg: string) => void; stopServer: 'always' | 'if-started'; poolMax?: number },
+): Promise<Database> {
+  if (config.databaseUrl) return openDatabase({ databaseUrl: config.databaseUrl, ...(opts.poolMax ? { poolMax: opts.poolMax } : {}) });
+  const embedded = (await embeddedDatabaseUrl(config.dataDir, opts.log))!;
+  const db = await openDatabase({ databaseUrl: embedded.url, ...(opts.poolMax ? { poolMax: opts.poolMax } : {}) });
   return {
-    knex,
-    kind: 'pglite',
-    url: undefined,
+    ...db,
     close: async () => {
-      await knex.destroy();
-      await pglite.close().catch(() => undefined);
-      unlock();
+      await db.close();
+      if (opts.stopServer === 'always' || embedded.server.startedHere) await embedded.server.stop();
     },
   };
 }
@@ -146,11 +101,6 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 const MIGRATION_LOCK_KEY = 0x6d706170; // "mpap"
 
 export async function migrate(db: Database): Promise<void> {
-  if (db.kind !== 'postgres') {
-    // PGlite: one process only (its directory is locked), nobody to race with.
-    await db.knex.migrate.latest({ migrationSource });
-    return;
-  }
   // Several API and worker processes start together against one PostgreSQL: knex's own lock
   // table answers "already locked" to the losers (and creating it can race), so the first holds
   // a transaction-scoped advisory lock while it migrates and the others wait, then find nothing

@@ -6,19 +6,8 @@
 // crash, unlike --max-old-space-size).
 import v8 from 'node:v8';
 
-/** The default on PostgreSQL: the heap grows by half of what the last full collection kept. */
-export const SERVER_HEAP_GROWING_PERCENT = 50;
-
-/**
- * The default embedded: a quarter. PGlite's memory comes on top of the heap there (150 to 190 MB),
- * and PGlite, not the collector, bounds the throughput: under the bench's payin load, peak RSS 263
- * against 274 MB in the quick profile and 287 to 296 against 298 to 314 MB over 60 seconds, at the
- * same creates/s (bench/PROFILE.md §22).
- */
-export const EMBEDDED_HEAP_GROWING_PERCENT = 25;
-
-export const defaultHeapGrowingPercent = (embedded: boolean): number =>
-  (embedded ? EMBEDDED_HEAP_GROWING_PERCENT : SERVER_HEAP_GROWING_PERCENT);
+/** The default: the heap grows by half of what the last full collection kept. */
+export const DEFAULT_HEAP_GROWING_PERCENT = 50;
 
 /**
  * Sets V8's heap growing factor to 1 + percent/100 (0 leaves V8's own adaptive factor). V8 reads the

@@ -1,8 +1,8 @@
 // Which tables need a VACUUM or an ANALYZE, by PostgreSQL's own autovacuum rules
-// (relation_needs_vacanalyze in src/backend/postmaster/autovacuum.c), for the embedded mode: PGlite
-// runs no autovacuum, so without this its dead rows (keys completed, jobs removed, read models
-// updated) were never reclaimed, its planner statistics never refreshed and its transaction ids
-// never frozen. Pure: the statistics and the settings in, the work out.
+// (relation_needs_vacanalyze in src/backend/postmaster/autovacuum.c), for a server whose autovacuum
+// is off: without this its dead rows (keys completed, jobs removed, read models updated) are never
+// reclaimed, its planner statistics never refreshed and its transaction ids never frozen
+// (workers/embedded-vacuum.ts). Pure: the statistics and the settings in, the work out.
 
 export interface TableStats {
   schema: string;

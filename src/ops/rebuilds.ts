@@ -1,7 +1,6 @@
 // Online rebuilds started from the operator API (`POST /admin/projections/{name}/rebuild`), run in
-// the service's own process: the way to rebuild the embedded PGlite database, which only the
-// service can open. At most one rebuild per projection at a time in a process; their progress (with
-// rate and ETA) is kept for `GET /admin/projections`.
+// the service's own process. At most one rebuild per projection at a time in a process; their
+// progress (with rate and ETA) is kept for `GET /admin/projections`.
 import type { Services } from '../services.ts';
 import type { Projection } from '../projections/projection.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';

@@ -3,8 +3,7 @@
 // rows took ~0.7 s of the server's time by COPY against ~2.5 s through `upsertRows` (the JSON array
 // parsed into one jsonb, then every field turned back into text). A rebuild writes its shadow this
 // way: a row whose stream the batch starts cannot be there yet (only this run writes the shadow, in
-// the global order), and a duplicate would fail the batch, not overwrite. PostgreSQL only: PGlite
-// has no COPY FROM STDIN over this driver, and its rows go through `upsertRows`.
+// the global order), and a duplicate would fail the batch, not overwrite.
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Knex } from 'knex';
@@ -49,11 +48,6 @@ function* copyText(cols: string[], rows: Array<Record<string, unknown>>): Genera
     }
     yield chunk;
   }
-}
-
-/** Whether `knex` talks to a PostgreSQL server through node-postgres (where COPY FROM STDIN works). */
-export function canCopy(knex: Knex): boolean {
-  return (knex.client as { config?: { client?: unknown } }).config?.client === 'pg';
 }
 
 /** COPY `rows` (all with the same columns) into `table`, on the transaction's own connection. */

@@ -2,9 +2,8 @@
 // the row's state is not in memory. The rows keep only the folded result (their events are in the
 // event store already: keeping a copy in every row doubled what a write sends and a rebuild parses).
 //
-// Read inside the projection's transaction where the store is this database's `events` table (on
-// PGlite, one connection: a read on another would wait for this transaction to end); through the
-// store's own API otherwise (KurrentDB).
+// Read inside the projection's transaction where the store is this database's `events` table (no
+// second connection needed); through the store's own API otherwise (KurrentDB).
 import type { Knex } from 'knex';
 import type { EventStore } from '../infra/eventstore/types.ts';
 
@@ -26,9 +25,9 @@ export interface HistoryWant {
  */
 export type StreamHistory = (db: Knex | Knex.Transaction, wants: HistoryWant[]) => Promise<Map<string, PastEvent[]>>;
 
-/** The PostgreSQL and PGlite stores keep their events in this database, readable by a transaction. */
+/** The PostgreSQL store keeps its events in this database, readable by a transaction. */
 export function keepsEventsInThisDatabase(store: EventStore): boolean {
-  return store.name === 'postgres' || store.name === 'pglite';
+  return store.name === 'postgres';
 }
 
 export function historyOf(store: EventStore): StreamHistory {

@@ -1,4 +1,4 @@
-// A projector batch as one statement (PostgreSQL and PGlite): the rows written by data-modifying
+// A projector batch as one statement: the rows written by data-modifying
 // CTEs, the checkpoints moved by a compare-and-set against where this projector left them, and the
 // whole statement failed (rows with it) unless every checkpoint moved (projector_expect_moved, migration
 // 017). One round trip, no BEGIN, lock, checkpoint UPDATE and COMMIT of their own: each of those

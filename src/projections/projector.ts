@@ -101,8 +101,8 @@ export class Projector {
   /** Each checkpoint as this projector last committed it (undefined: not known, read it under the lock). */
   private known: Map<string, bigint> | undefined;
   /**
-   * A batch is one statement (one-statement-batch.ts), on PostgreSQL and PGlite alike: on PGlite too
-   * its BEGIN, lock, checkpoint UPDATE and COMMIT each waited for the one connection in turn.
+   * A batch is one statement (one-statement-batch.ts): no BEGIN, lock, checkpoint UPDATE and COMMIT
+   * of its own, each a round trip.
    */
   private readonly oneStatement: boolean;
 

@@ -118,7 +118,7 @@ export async function rebuildProjection(
       await catchUp(knex, store, shadow, undefined, batchSize, progress);
       // The swap, under the projection's checkpoint lock. If the live projection is ahead of the
       // shadow (it applied events the shadow has not read yet), catch up outside the lock and try
-      // again: the store is never read inside this transaction (PGlite has one connection).
+      // again: the store is never read inside this transaction (its lock is held briefly).
       const swapped = await knex.transaction(async (tx) => {
         if (movable) await tx.raw(`SET LOCAL lock_timeout = '${SWAP_LOCK_TIMEOUT}'`);
         const live = await readCheckpoint(tx, projection.name, true);

@@ -18,7 +18,7 @@ import type { Projection } from './projection.ts';
 import { historyOf, type StreamHistory } from './history.ts';
 import { RowCache } from './row-cache.ts';
 import { ident } from './ident.ts';
-import { canCopy, copyRows, type InsertNew } from './copy-rows.ts';
+import { copyRows, type InsertNew } from './copy-rows.ts';
 
 export const STATE_TABLE = '_shadow_state';
 
@@ -38,10 +38,8 @@ export interface Shadow {
    * a batch fails. Sized for a rebuild's batch, so a stream that spans two is not read back.
    */
   rows: RowCache;
-  /** Rows new to the shadow are copied in where the database can (copy-rows.ts). */
-  insertNew: InsertNew | undefined;
-  /** The database has connections to spare: the next batch is prepared while this one is written (catchUp). */
-  overlap: boolean;
+  /** Rows new to the shadow are copied in (copy-rows.ts). */
+  insertNew: InsertNew;
 }
 
 /** Rows a shadow keeps in memory: a batch of 10,000 events touches fewer streams than that. */
@@ -63,7 +61,6 @@ export async function createShadow(knex: Knex, projection: Projection, purpose: 
   const schema = shadowSchema(purpose, projection);
   const runId = randomUUID();
   const live = ((await knex.raw<{ rows: Array<{ s: string }> }>('SELECT current_schema() AS s')).rows[0]!).s;
-  // One statement per call (PGlite runs a raw query as a single prepared statement).
   await knex.raw(`DROP SCHEMA IF EXISTS ${ident(schema)} CASCADE`);
   await knex.raw(`CREATE SCHEMA ${ident(schema)}`);
   // An audit's shadow is scratch (a crash loses the run anyway, see ShadowTakenOver): unlogged, its
@@ -79,8 +76,7 @@ export async function createShadow(knex: Knex, projection: Projection, purpose: 
   }
   await knex.raw(`CREATE TABLE ${ident(schema)}.${ident(STATE_TABLE)} (run_id text NOT NULL, position bigint NOT NULL)`);
   await knex.raw(`INSERT INTO ${ident(schema)}.${ident(STATE_TABLE)} (run_id, position) VALUES (?, 0)`, [runId]);
-  const server = canCopy(knex); // PostgreSQL through node-postgres: a pool of connections, and COPY
-  return { projection, schema, live, runId, position: 0n, rows: new RowCache(SHADOW_ROWS_KEPT), insertNew: server ? copyRows : undefined, overlap: server };
+  return { projection, schema, live, runId, position: 0n, rows: new RowCache(SHADOW_ROWS_KEPT), insertNew: copyRows };
 }
 
 export async function dropShadow(knex: Knex, shadow: Shadow): Promise<void> {
@@ -140,8 +136,8 @@ export async function applyToShadow(knex: Knex, shadow: Shadow, events: Recorded
 
 /**
  * The global order from `from` to `upTo` (inclusive; to the store's head when undefined) in batches,
- * the next one read while the caller works on this one (on PGlite the read simply waits its turn on
- * the one connection). Events are read without their metadata: no projection looks at it.
+ * the next one read while the caller works on this one. Events are read without their metadata: no
+ * projection looks at it.
  */
 async function* batchesOf(store: EventStore, from: bigint, upTo: bigint | undefined, size: number): AsyncGenerator<RecordedEvent[]> {
   if (upTo !== undefined && from >= upTo) return;
@@ -164,10 +160,9 @@ async function* batchesOf(store: EventStore, from: bigint, upTo: bigint | undefi
 
 /**
  * Brings the shadow from its position up to `upTo` (inclusive; to the store's head when undefined),
- * one transaction per batch. Never inside another transaction: on PGlite (one connection) the
- * store's reads would wait for that transaction to end.
+ * one transaction per batch.
  *
- * On PostgreSQL, for a projection that can prepare its rows apart from writing them, batch N + 1 is
+ * For a projection that can prepare its rows apart from writing them, batch N + 1 is
  * folded and rendered here while the server writes batch N (bench issue 8: Node waited for the
  * server ~0.75 s of a 2.8 s replay). Batch N + 1 is prepared on the rows as batch N leaves them and
  * written only once N has committed; any failure stops the whole run (the rebuild or audit fails
@@ -176,7 +171,7 @@ async function* batchesOf(store: EventStore, from: bigint, upTo: bigint | undefi
 export async function catchUp(knex: Knex, store: EventStore, shadow: Shadow, upTo: bigint | undefined, batchSize: number,
   onBatch: (events: number) => void = () => undefined): Promise<number> {
   const history = historyOf(store);
-  const prepare = shadow.overlap ? shadow.projection.prepare : undefined;
+  const prepare = shadow.projection.prepare;
   let applied = 0;
   if (!prepare) {
     for await (const batch of batchesOf(store, shadow.position, upTo, batchSize)) {

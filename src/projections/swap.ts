@@ -78,7 +78,7 @@ export async function prepareMove(knex: Knex, shadow: Shadow): Promise<boolean> 
   for (const t of shadow.projection.tables) {
     if (await unmovable(knex, shadow.live, t)) return false;
   }
-  // The tables side by side, each on a connection of its own (PGlite's one connection takes them in turn).
+  // The tables side by side, each on a connection of its own.
   await Promise.all(shadow.projection.tables.map(async (t) => {
     const target = qualified(shadow.schema, t);
     for (const statement of await shadowIndexes(knex, shadow.live, shadow.schema, t, 'secondary')) await knex.raw(statement);

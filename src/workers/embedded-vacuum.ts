@@ -1,30 +1,16 @@
-// The embedded mode's autovacuum. PGlite is PostgreSQL in one session with no background processes,
-// so nothing vacuumed or analysed its tables: dead rows stayed (every completed idempotency key,
-// finished job and updated read-model row leaves one), statistics stayed those of the first plans,
-// and transaction ids were never frozen. This job does what autovacuum would, on the same rules and
-// settings (infra/vacuum-need.ts), every 15 seconds on the service's clock.
-//
-// On PostgreSQL the server's own autovacuum does this, unless it is turned off (`autovacuum = off`,
-// as on this project's test and bench server): then the service's payin throughput halved within a
-// minute of steady load (the bench's 60-second run: 922 creates/s and p99 169 ms, against 2,010 and
-// 89 ms with the tables vacuumed; bench/PROFILE.md §21). So on PostgreSQL each round first asks the
-// server, and does the work only while its autovacuum is off (saying so once in the log). The job is
-// a durable one (one process at a time, whatever the number of workers).
-//
-// Every 15 seconds, not autovacuum's one minute: autovacuum works beside the queries, while here
-// a table's VACUUM holds PGlite's one session, so small rounds often keep each pause short. Under
-// a steady payin load (64 connections, 6 × 25 s): without this job 1,412 creates/s falling to 575
-// (p99 94 → 362 ms); with rounds each minute (and ANALYZE's default sample, pglite-params.ts)
-// 1,548 / 1,033 / 896 / 1,266 / 1,256 / 1,297; every 15 seconds 1,429 falling to 1,230 (p99 106
-// → 195 ms), each round 0.2 to 0.9 s.
-//
-// Each table is one statement: PGlite runs one statement at a time, so requests wait only for the
-// table being vacuumed, never for a whole round. Only the service's own database can be reached
-// from PGlite's session: the template databases' transaction-id age is not advanced by this.
+// Autovacuum's work, done by the service when the server's own autovacuum is off (`autovacuum = off`,
+// as on this project's test and bench server): without it the service's payin throughput halved
+// within a minute of steady load (the bench's 60-second run: 922 creates/s and p99 169 ms, against
+// 2,010 and 89 ms with the tables vacuumed; bench/PROFILE.md §21). Each round first asks the server,
+// and does the work only while its autovacuum is off (saying so once in the log), on autovacuum's
+// rules and settings (infra/vacuum-need.ts), every 15 seconds on the service's clock. The embedded
+// server runs with autovacuum on, so there this job only asks. (It was written for PGlite, which had
+// no autovacuum: the job keeps its name, `embedded-vacuum`, so that scheduled rows stay valid.) The
+// job is a durable one (one process at a time, whatever the number of workers); each table is one
+// statement.
 import type { Knex } from 'knex';
 import type { Services } from '../services.ts';
 import type { Worker } from '../registry.ts';
-import type { DbKind } from '../infra/db.ts';
 import { ident } from '../projections/ident.ts';
 import { tablesNeedingWork, type AutovacuumSettings, type TableStats, type TableWork } from '../infra/vacuum-need.ts';
 
@@ -74,12 +60,7 @@ export async function runTableWork(knex: Knex, w: TableWork): Promise<boolean> {
   }
 }
 
-/** Whether the service must vacuum its own tables: always on PGlite, on PostgreSQL only without autovacuum. */
-export function vacuumsItself(kind: DbKind, serverAutovacuum: boolean): boolean {
-  return kind === 'pglite' || !serverAutovacuum;
-}
-
-/** The server's `autovacuum` setting (PGlite reports `on` but has no process to act on it). */
+/** The server's `autovacuum` setting: off, the service vacuums its own tables. */
 export async function serverAutovacuum(knex: Knex): Promise<boolean> {
   const r = await knex.raw<{ rows: Array<{ on: boolean }> }>(`SELECT current_setting('autovacuum') = 'on' AS on`);
   return r.rows[0]!.on;
@@ -104,11 +85,9 @@ export const embeddedVacuum: Worker = {
     s.scheduler.register(EMBEDDED_VACUUM_JOB, async () => {
       const started = s.clock.now();
       const next = { retryAt: new Date(started.getTime() + VACUUM_EVERY_MS) };
-      if (s.db.kind === 'postgres') {
-        if (!vacuumsItself(s.db.kind, await serverAutovacuum(s.knex))) return next;
-        if (!warned) s.log.warn("PostgreSQL's autovacuum is off: the service vacuums and analyses its own tables on autovacuum's rules");
-        warned = true;
-      }
+      if (await serverAutovacuum(s.knex)) return next;
+      if (!warned) s.log.warn("PostgreSQL's autovacuum is off: the service vacuums and analyses its own tables on autovacuum's rules");
+      warned = true;
       const t0 = performance.now();
       const done = await vacuumRound(s.knex);
       if (done.length > 0) {

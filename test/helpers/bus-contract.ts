@@ -1,5 +1,5 @@
 // The bus contract: every Bus implementation must pass it. Called by one test file per bus
-// (test/bus.memory.test.ts, test/bus.nats.test.ts).
+// (test/bus.memory.int.test.ts, test/bus.nats.e2e.test.ts).
 import { randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import type { Bus, BusMessage } from '../../src/infra/bus/types.ts';

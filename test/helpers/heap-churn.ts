@@ -1,4 +1,4 @@
-// Child process of heap-growth.test.ts: a steady live set plus a fast stream of objects that live
+// Child process of heap-growth.int.test.ts: a steady live set plus a fast stream of objects that live
 // just long enough to be promoted (a ring, like requests in flight), then prints the largest heap
 // seen. argv[2]: the growing percent to set, or "v8" for V8's own factor.
 import { setHeapGrowingPercent } from '../../src/infra/heap-growth.ts';

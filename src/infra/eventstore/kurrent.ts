@@ -1,5 +1,5 @@
 // KurrentDB (EventStoreDB) event store, with @kurrent/kurrentdb-client. Read models stay in
-// PostgreSQL/PGlite; only the events live here.
+// PostgreSQL; only the events live here.
 //
 // Versions: our version N is the number of events in a stream, KurrentDB's revision is 0-based, so
 // expectedVersion 0 = NO_STREAM, N = revision N - 1, 'any' = ANY; an event's version = revision + 1.

@@ -1,4 +1,4 @@
-// PostgreSQL event store (also on PGlite).
+// PostgreSQL event store (on DATABASE_URL or the embedded server).
 //
 // Ordering: a sequence hands out global positions before commit, so a reader following the
 // position alone could pass a position whose transaction commits later and skip it for ever.
@@ -89,11 +89,9 @@ function toRecorded(row: Row): RecordedEvent {
 }
 
 // One round trip for a batch (migrations 014, 018): the append lock, the check of the versions the
-// batch was planned on, the insert, the streams' versions and (PostgreSQL) the wake-up for other
-// processes. The events go as one JSON document: as `jsonb[]` arrays node-postgres copied each
+// batch was planned on, the insert, the streams' versions and the wake-up for other processes. The events go as one JSON document: as `jsonb[]` arrays node-postgres copied each
 // event's data and metadata twice to escape it, and the server parsed the array before the JSON.
 const APPEND_SQL = `SELECT ${COLUMNS}, conflict FROM event_store_append($1, $2, $3, $4::jsonb, $5, $6, $7, $8)`;
-const APPEND_SQL_KNEX = APPEND_SQL.replace(/\$\d+/g, '?');
 
 /** Sends event_store_append's arguments but the last (the wake-up's channel); returns its rows. */
 type AppendCall = (values: unknown[]) => Promise<unknown[]>;
@@ -163,7 +161,7 @@ function finishBatch(plan: BatchPlan, rows: Row[]): Array<AppendResult | Error> 
 }
 
 export class PostgresEventStore implements EventStore {
-  readonly name: string;
+  readonly name = 'postgres';
   private queue: Pending[] = [];
   private writing = false;
   private readonly wakeup = new Wakeup();
@@ -186,25 +184,21 @@ export class PostgresEventStore implements EventStore {
   private closed = false;
   /** Stream versions this store last saw (its own appends, conflicts), to plan batches on. */
   private readonly seen = new Map<string, number>();
-  /** PostgreSQL: the one connection appends use (they take turns under the append lock anyway). */
-  private readonly writer: pg.Pool | undefined;
+  /** The one connection appends use (they take turns under the append lock anyway). */
+  private readonly writer: pg.Pool;
 
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     opts: { recentEvents?: number } = {},
   ) {
-    this.name = db.kind;
     this.recent = new RecentAppends(opts.recentEvents);
-    if (db.kind === 'postgres' && db.url) {
-      this.writer = new pg.Pool({ connectionString: db.url, max: 1 });
-      this.writer.on('error', () => undefined); // an idle connection that dropped is replaced on next use
-    }
+    this.writer = new pg.Pool({ connectionString: db.url, max: 1 });
+    this.writer.on('error', () => undefined); // an idle connection that dropped is replaced on next use
   }
 
-  /** Listens for other processes' appends (PostgreSQL only; PGlite is single-process). */
+  /** Listens for other processes' appends. */
   async start(): Promise<void> {
-    if (!this.db.url) return;
     const client = new pg.Client({ connectionString: this.db.url });
     client.on('error', () => undefined); // a dropped listener only slows wake-ups to the poll interval
     await client.connect();
@@ -265,18 +259,11 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  private async writeBatch(batch: Pending[]): Promise<Array<AppendResult | Error>> {
-    if (this.writer) return this.onWriter(this.writer, (call) => this.appendInOneCall(batch, call));
-    // PGlite: the same one statement, through knex. It was a transaction of five (BEGIN, the lock,
-    // the versions, the insert, COMMIT), each waiting for the connection in turn; no wake-up, since
-    // PGlite's directory is one process's.
-    return this.appendInOneCall(batch, async (values) => {
-      const r = await this.db.knex.raw<{ rows: unknown[] }>(APPEND_SQL_KNEX, [...values, null] as Knex.RawBinding[]);
-      return r.rows;
-    });
+  private writeBatch(batch: Pending[]): Promise<Array<AppendResult | Error>> {
+    return this.onWriter(this.writer, (call) => this.appendInOneCall(batch, call));
   }
 
-  /** PostgreSQL: appends run on one connection of their own, the call prepared once. */
+  /** Appends run on one connection of their own, the call prepared once. */
   private async onWriter<T>(writer: pg.Pool, work: (call: AppendCall) => Promise<T>): Promise<T> {
     const client = await writer.connect();
     let broken: Error | undefined;
@@ -443,7 +430,7 @@ export class PostgresEventStore implements EventStore {
     await this.listener?.end().catch(() => undefined);
     // Appends already queued finish first (drain), then the writer connection goes.
     while (this.writing) await new Promise((r) => setTimeout(r, 5));
-    await this.writer?.end().catch(() => undefined);
+    await this.writer.end().catch(() => undefined);
   }
 }
 

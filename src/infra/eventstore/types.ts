@@ -1,4 +1,4 @@
-// The event store: the only source of truth. Two adapters implement it (PostgreSQL/PGlite and
+// The event store: the only source of truth. Two adapters implement it (PostgreSQL and
 // KurrentDB); one contract test suite (test/eventstore.contract.ts) runs against each.
 
 export interface EventMetadata {

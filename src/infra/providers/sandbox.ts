@@ -111,7 +111,7 @@ export class SandboxProvider implements ProviderAdapter {
 
   /** The legs inserted, each answered with its row; undefined where the reference existed already. */
   private async insertAll(legs: Insert[]): Promise<Array<Row | undefined>> {
-    // Times as ISO text: arrays of Date are serialised differently by each driver (pg, PGlite).
+    // Times as ISO text: an array of Date would go as the driver's local-time text.
     const col = <K extends keyof Insert>(k: K) => legs.map((l) => { const v = l[k]; return v instanceof Date ? v.toISOString() : v; });
     const r = await this.knex.raw<{ rows: Row[] }>(
       `INSERT INTO sandbox_provider_legs

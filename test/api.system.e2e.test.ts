@@ -132,7 +132,7 @@ t.test('/readyz is 503 when the database cannot be reached', async (t) => {
   const url = 'postgres://nobody@127.0.0.1:1/gone';
   const quiet = { warn: () => undefined, error: () => undefined, debug: () => undefined, deprecate: () => undefined };
   const k = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 }, log: quiet });
-  const db: Database = { knex: k, kind: 'postgres', url, close: () => k.destroy() };
+  const db: Database = { knex: k, url, close: () => k.destroy() };
   t.teardown(() => db.close());
   const services: Services = { ...h.app.services, db, knex: db.knex, store: new PostgresEventStore(db, h.clock) };
   const server = http.createServer(createHttpApp(services, [systemModule(() => ({}))]).app);

@@ -1,5 +1,5 @@
-// Abuse limits (issue 9 point 6), beside test/api.conventions.test.ts (per-key 429 with
-// Retry-After, failed authentications per key) and test/slowloris.test.ts: page size on every list
+// Abuse limits (issue 9 point 6), beside test/api.conventions.e2e.test.ts (per-key 429 with
+// Retry-After, failed authentications per key) and test/slowloris.e2e.test.ts: page size on every list
 // of the document, body size, header size, JSON depth (10,000 levels: a 400, not a crash), the
 // request time-outs of the HTTP server, and failed authentications throttled per client address
 // across many keys. Every refusal carries the contract's error body.

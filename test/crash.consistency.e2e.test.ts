@@ -35,7 +35,8 @@ import { ChildService, type Life } from './helpers/crash/service.ts';
 import { Driver } from './helpers/crash/driver.ts';
 import { seededRng, type Rng } from './helpers/crash/rng.ts';
 import { acknowledgedResources, expectedWallets, settleAll, storeChecks, webhooksDelivered, expectedFinal } from './helpers/crash/verify.ts';
-import { openDatabase } from '../src/infra/db.ts';
+import { openConfiguredDatabase } from '../src/infra/db.ts';
+import { stopEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
 import type { CrashPointName } from '../src/infra/crash-points.ts';
 
 const SOAK = process.env.SOAK === '1';
@@ -88,24 +89,26 @@ const specOf = (s: Step | undefined) => (s?.kind === 'point' ? `${s.point}${s.de
 const dirs: string[] = [];
 t.teardown(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
 
-t.test('crash consistency on PGlite (embedded)', {
-  skip: process.env.DATABASE_URL && process.env.CRASH_BOTH !== '1' && !SOAK ? 'DATABASE_URL set: this pass runs the PostgreSQL crash run (the PGlite run is the embedded pass\'s)' : false,
-}, (t) => scenario(t, 'pglite'));
+t.test('crash consistency on the embedded default (its own PostgreSQL under DATA_DIR, the in-process bus)', {
+  skip: process.env.DATABASE_URL && process.env.CRASH_BOTH !== '1' && !SOAK ? 'DATABASE_URL set: this pass runs the PostgreSQL crash run (the embedded run is the embedded pass\'s)' : false,
+}, (t) => scenario(t, 'embedded'));
 
 t.test('crash consistency on PostgreSQL, with immediate-mode database restarts', {
   skip: process.env.DATABASE_URL ? false : 'DATABASE_URL not set: the PostgreSQL crash run needs it',
 }, (t) => scenario(t, 'postgres'));
 
-async function scenario(t: Test, mode: 'pglite' | 'postgres'): Promise<void> {
+async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
   const began = Date.now();
   const rng = seededRng(SEED);
   t.comment(`crash-consistency ${mode}: seed=${SEED} (replay with CRASH_SEED=${SEED}), ${KILLS} kills, load ${HEAVY ? 'heavy' : 'normal'} (${CONCURRENCY} merchant loops)`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `crash-${mode}-`));
   dirs.push(dataDir);
+  // A SIGKILLed service leaves its embedded server running: stopped before the directory goes.
+  if (mode === 'embedded') t.teardown(() => stopEmbeddedPostgres(dataDir));
   const receiver = await startReceiver();
   t.teardown(() => receiver.close());
 
-  // The database: PGlite under DATA_DIR; on PostgreSQL a private server that may be restarted in
+  // The database: the embedded PostgreSQL under DATA_DIR; on PostgreSQL a private server that may be restarted in
   // immediate mode (the shared one only if no server binaries are installed: then no DB restart).
   let pg: PrivatePostgres | undefined;
   let databaseUrl: string | undefined;
@@ -260,9 +263,9 @@ async function scenario(t: Test, mode: 'pglite' | 'postgres'): Promise<void> {
   const wallets = Object.fromEntries(((await driver.call('GET', '/wallets')).body.data as any[]).map((w) => [w.currency, w]));
   const expected = expectedWallets(driver.payments, finals, BigInt(TOP_UP_XOF) * 1_000_000n);
 
-  // The store, read directly: on PGlite the service must be stopped first (one process per directory).
+  // The store, read directly, once the service has stopped (embedded: the checks start its server again).
   await svc.stop();
-  const db = await openDatabase(databaseUrl ? { databaseUrl } : { pgliteDir: path.join(dataDir, 'pglite') });
+  const db = await openConfiguredDatabase({ databaseUrl, dataDir }, { log: () => undefined, stopServer: 'if-started' });
   let figures;
   try {
     figures = await storeChecks({

@@ -1,6 +1,6 @@
 // stop() while a claim is on its way: the claimed jobs are given back, never started after stop()
 // returned. (A KYC review run started that way fetched a document behind the stopped service's back,
-// and the next process fetched it again: kyc.restart.test.ts failed once in CI.)
+// and the next process fetched it again: kyc.restart.e2e.test.ts failed once in CI.)
 import t from 'tap';
 import pino from 'pino';
 import { Scheduler } from '../src/infra/scheduler.ts';

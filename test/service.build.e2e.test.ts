@@ -1,8 +1,8 @@
 // The production entry point (README, Dockerfile, bench): `npm run build` compiles the service to
 // dist/, and `bin/service` runs that build, with the allocator and compiler settings that keep the
 // embedded service's memory down (bench/PROFILE.md §19). Started here on an empty data directory, as
-// on a fresh machine: the embedded database is created by the compiled initdb child, the dashboard's
-// static files are served from the build, and SIGTERM stops it cleanly.
+// on a fresh machine: the embedded PostgreSQL is initialised under its data directory, the
+// dashboard's static files are served from the build, and SIGTERM stops it (and its server) cleanly.
 import t from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,6 +10,7 @@ import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import { request } from './helpers/app.ts';
 import { freePort } from './helpers/net.ts';
+import { stopEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
@@ -19,7 +20,7 @@ t.test('npm run build empties dist/ and compiles the service with its static fil
   fs.writeFileSync(path.join(dist, 'removed-module.js'), 'throw new Error("stale")\n');
   execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'pipe' });
   t.notOk(fs.existsSync(path.join(dist, 'removed-module.js')), 'a module no longer in src/ is gone');
-  for (const f of ['main.js', 'infra/pglite-initdb-child.js', 'dashboard/static/dashboard.css', 'dashboard/static/dashboard.js']) {
+  for (const f of ['main.js', 'infra/embedded-postgres.js', 'dashboard/static/dashboard.css', 'dashboard/static/dashboard.js']) {
     t.ok(fs.existsSync(path.join(dist, f)), f);
   }
   const app = fs.readFileSync(path.join(dist, 'app.js'), 'utf8');
@@ -39,7 +40,10 @@ t.test('builds at the same time (two roles started together) all succeed and lea
 
 t.test('bin/service runs the build on an empty data directory, then stops on SIGTERM', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bin-service-'));
-  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  t.teardown(async () => {
+    await stopEmbeddedPostgres(dataDir); // a service SIGKILLed by the teardown leaves its server running
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(path.join(root, 'bin/service'), ['--role', 'all'], {
@@ -65,12 +69,11 @@ t.test('bin/service runs the build on an empty data directory, then stops on SIG
   }
   t.equal(ready?.status, 200, `ready (output: ${out.slice(-500)})`);
   t.equal(ready?.body.status, 'ready');
-  t.ok(fs.existsSync(path.join(dataDir, 'pglite', 'PG_VERSION')), 'the embedded database was created (the compiled initdb child)');
+  t.ok(fs.existsSync(path.join(dataDir, 'postgres', 'data', 'PG_VERSION')), 'the embedded PostgreSQL was initialised under DATA_DIR');
 
   // One process (the script exec'd node): the settings are the service's own.
   const cmdline = fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
   t.ok(cmdline.some((a) => a.endsWith('dist/main.js')), `runs the build: ${cmdline.join(' ')}`);
-  t.ok(cmdline.includes('--wasm-num-compilation-tasks=1'), 'one WebAssembly compilation at a time');
   const main = cmdline.findIndex((a) => a.endsWith('dist/main.js'));
   t.same(cmdline.slice(main - 2, main), ['--stack-trace-limit=12', '--max-semi-space-size=16'], 'SERVICE_NODE_OPTIONS reach node, one option per word, before the script');
   t.same(cmdline.slice(main + 1), ['--role', 'all'], "the script's arguments reach the service");
@@ -83,4 +86,5 @@ t.test('bin/service runs the build on an empty data directory, then stops on SIG
 
   child.kill('SIGTERM');
   t.equal(await exit, 0, 'exits 0 on SIGTERM');
+  t.notOk(fs.existsSync(path.join(dataDir, 'postgres', 'data', 'postmaster.pid')), 'and its PostgreSQL stopped with it');
 });

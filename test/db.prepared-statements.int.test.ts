@@ -1,16 +1,16 @@
 // Every parameterised query on PostgreSQL runs as a prepared statement of its connection (parsed
 // once, then only bound and executed), within a bound per connection, and a statement whose
-// result shape changed under it is prepared again. Needs DATABASE_URL.
+// result shape changed under it is prepared again.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../src/infra/db.ts';
 import { MAX_PREPARED } from '../src/infra/prepared-statements.ts';
+import { freshDatabaseUrl } from './helpers/db.ts';
 
-const url = process.env.DATABASE_URL;
-
-if (!url) {
-  t.skip('DATABASE_URL not set: prepared statements are a PostgreSQL connection matter', () => {});
-} else {
+const fresh = await freshDatabaseUrl();
+t.teardown(() => fresh.drop());
+const url = fresh.url;
+{
   // One connection, so every query below runs on the same session.
   const db = await openDatabase({ databaseUrl: url, poolMax: 1 });
   t.teardown(() => db.close());

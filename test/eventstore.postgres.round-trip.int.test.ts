@@ -7,11 +7,9 @@ import pg from 'pg';
 import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
 import { systemClock } from '../src/infra/clock.ts';
 import { WrongExpectedVersion } from '../src/infra/eventstore/types.ts';
-import { realPostgres, testDatabase } from './helpers/db.ts';
+import { testDatabase } from './helpers/db.ts';
 
-if (!realPostgres) {
-  t.skip('DATABASE_URL not set: one round trip per batch is the PostgreSQL writer path', () => {});
-} else {
+{
   /** Queries sent by pg clients while `fn` runs (the store's writer uses its own pg connection). */
   const counted = async <T>(fn: () => Promise<T>): Promise<{ value: T; queries: string[] }> => {
     const queries: string[] = [];

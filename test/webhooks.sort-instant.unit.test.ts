@@ -1,5 +1,5 @@
 // GET /events lists newest first by the row's created_at; events appended together share one
-// timestamp, so the stream version breaks the tie (api.transfers.test.ts checks the list itself).
+// timestamp, so the stream version breaks the tie (api.transfers.e2e.test.ts checks the list itself).
 import t from 'tap';
 import { sortInstant } from '../src/workers/webhooks/store.ts';
 

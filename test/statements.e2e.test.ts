@@ -3,7 +3,6 @@
 // CSV, from the operator API and the CLI.
 import t, { type Test } from 'tap';
 import { startTestApp, request } from './helpers/app.ts';
-import { realPostgres } from './helpers/db.ts';
 import { businessDay, cli } from './helpers/finance.ts';
 import { wallet } from './helpers/money.ts';
 import { statementCsv, STATEMENT_CSV_COLUMNS, type Statement, type StatementLine } from '../src/projections/statements.ts';
@@ -152,8 +151,7 @@ t.test('validation: currency required, period in order, unknown merchant, operat
   t.equal((await h.as(m, 'GET', `/admin/merchants/${m.merchantId}/statements?currency=XOF`)).status, 401, 'not with merchant credentials');
 });
 
-const pgSkip = realPostgres ? false : 'needs a real PostgreSQL: run with DATABASE_URL=postgres://… (the embedded database is in memory here)';
-t.test('CLI: npm run statement gives the API\'s statement', { timeout: 120_000, skip: pgSkip }, async (t) => {
+t.test('CLI: npm run statement gives the API\'s statement', { timeout: 120_000 }, async (t) => {
   const env = { DATABASE_URL: s.config.databaseUrl!, DATA_DIR: h.config.dataDir };
   const to = new Date().toISOString();
   const csv = await cli('statement', ['--merchant', m.merchantId, '--currency', 'XOF', '--to', to], env);

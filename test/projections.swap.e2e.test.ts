@@ -8,7 +8,6 @@ import pg from 'pg';
 import type { Knex } from 'knex';
 import { newCustomer, settledPayins, topUp } from './helpers/money.ts';
 import { startTestApp } from './helpers/app.ts';
-import { realPostgres } from './helpers/db.ts';
 import { moneyProjection } from '../src/projections/money.ts';
 import { rebuildProjection } from '../src/projections/rebuild.ts';
 
@@ -16,6 +15,8 @@ const h = await startTestApp();
 t.teardown(() => h.stop());
 const s = h.app.services;
 const tables = moneyProjection.tables;
+/** Whether this server was built with lz4 (migration 012 uses it where it can). */
+const lz4 = ((await s.knex.raw<{ rows: Array<{ enumvals: string[] }> }>(`SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression'`)).rows[0]?.enumvals ?? []).includes('lz4');
 
 const m = await h.newMerchant('Swap');
 await topUp(h, m, 'XAF', '100000');
@@ -75,7 +76,7 @@ t.test('the rebuilt tables are moved in with the live tables\' indexes, constrai
   }
   const body = (d: Definition) => d.shape.columns.find((c) => c.attname === 'body')!.attcompression;
   t.equal(body(after.payins!), body(before.payins!), 'body keeps its compression (lz4 where the server has it)');
-  if (realPostgres) t.equal(body(after.payins!), 'l', 'lz4 on this server');
+  if (lz4) t.equal(body(after.payins!), 'l', 'lz4 on this server');
   const schemas = await s.knex.raw<{ rows: unknown[] }>(`SELECT 1 FROM information_schema.schemata WHERE schema_name LIKE 'rebuild\\_%'`);
   t.equal(schemas.rows.length, 0, 'no shadow schema left behind');
 });
@@ -92,7 +93,7 @@ t.test('a view on a live table: the rows are copied into the live tables instead
   t.equal(viewed.rows.length, 2, 'the view reads the rebuilt rows');
 });
 
-t.test('readers during a rebuild always see every row (old ones until the swap, new ones after)', { skip: realPostgres ? false : 'needs a second connection (real PostgreSQL)' }, async (t) => {
+t.test('readers during a rebuild always see every row (old ones until the swap, new ones after)', async (t) => {
   const reader = new pg.Client({ connectionString: s.config.databaseUrl! });
   await reader.connect();
   t.teardown(() => reader.end());

@@ -1,5 +1,5 @@
 // A relaunch retried after the process died between its append and its answer (found by the crash
-// suite, test/crash.consistency.test.ts): the retry takes over the idempotency claim with the same
+// suite, test/crash.consistency.e2e.test.ts): the retry takes over the idempotency claim with the same
 // resource id, and must answer the relaunch it already made (200, the transfer disbursing), not
 // refuse it with 400 relaunch_not_allowed because the transfer is no longer failed.
 import t from 'tap';

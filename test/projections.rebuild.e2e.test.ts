@@ -10,12 +10,12 @@ import t from 'tap';
 import type { Knex } from 'knex';
 import { leg, newCustomer, party, quote, settled, settledPayins, topUp, until } from './helpers/money.ts';
 import { startTestApp } from './helpers/app.ts';
-import { realPostgres } from './helpers/db.ts';
 import { projections } from '../src/registry.ts';
 import { countEvents, projectionStatus, rebuildProjection } from '../src/projections/rebuild.ts';
 import { ShadowTakenOver, createShadow } from '../src/projections/shadow.ts';
 import { readCheckpoint, writeCheckpoint } from '../src/projections/projector.ts';
-import { openDatabase, migrate } from '../src/infra/db.ts';
+import { openConfiguredDatabase, migrate } from '../src/infra/db.ts';
+import { stopEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
 import type { EventStore } from '../src/infra/eventstore/types.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -193,8 +193,7 @@ const statusLines = (stdout: string) => Object.fromEntries(stdout.trim().split('
   return [name!, { checkpoint: checkpoint!, head: headCol!, lag: Number(lag) }];
 }));
 
-const pgSkip = realPostgres ? false : 'needs a real PostgreSQL: run with DATABASE_URL=postgres://… to exercise the CLI against it';
-t.test('CLI against PostgreSQL: status, then rebuild one projection, then status', { timeout: 120_000, skip: pgSkip }, async (t) => {
+t.test('CLI against PostgreSQL: status, then rebuild one projection, then status', { timeout: 120_000 }, async (t) => {
   const env = { DATABASE_URL: s.config.databaseUrl!, DATA_DIR: h.config.dataDir };
   const customers = projections.find((p) => p.name === 'customers')!;
   await writeCheckpoint(s.knex, customers.name, 0n);
@@ -226,27 +225,30 @@ t.test('CLI: usage errors exit 2', { timeout: 120_000 }, async (t) => {
   t.match(none.stderr, /usage: npm run projections/);
 });
 
-t.test('CLI on the embedded database: status, and a clear refusal while another process holds it', { timeout: 120_000 }, async (t) => {
+t.test('CLI on the embedded database: a missing data directory, then status and a rebuild beside the running server', { timeout: 120_000 }, async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-cli-'));
-  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  t.teardown(async () => {
+    await stopEmbeddedPostgres(dataDir);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
   const env = { DATABASE_URL: '', DATA_DIR: dataDir };
 
-  const missing = await cli(['status'], env);
+  const missing = await cli(['status'], { ...env, DATA_DIR: path.join(dataDir, 'none') });
   t.equal(missing.code, 1);
-  t.match(missing.stderr, /no embedded database at .*pglite/);
+  t.match(missing.stderr, /no data directory at .*none/);
 
-  const db = await openDatabase({ pgliteDir: path.join(dataDir, 'pglite') });
+  // The service's database, left open as a running service holds it.
+  const db = await openConfiguredDatabase({ databaseUrl: undefined, dataDir }, { log: () => undefined, stopServer: 'always' });
   await migrate(db);
-  const held = await cli(['rebuild'], env);
-  await db.close();
-  t.equal(held.code, 1, 'refused while this process holds the database');
-  t.match(held.stderr, /open in process \d+ .*stop the service first/);
-
+  const rebuilt = await cli(['rebuild'], env);
+  t.equal(rebuilt.code, 0, `a rebuild beside the running server: ${rebuilt.stderr}`);
   const ok = await cli(['status'], env);
   t.equal(ok.code, 0, ok.stderr);
   const st = statusLines(ok.stdout);
   for (const p of projections) t.same(st[p.name], { checkpoint: '0', head: '0', lag: 0 }, p.name);
-  t.notOk(fs.existsSync(path.join(dataDir, 'pglite.lock')), 'the CLI released the database');
+  t.equal((await db.knex.raw('SELECT 1 AS one')).rows[0].one, 1, 'the server the CLI used is still the service\'s, still running');
+  await db.close();
+  t.notOk(fs.existsSync(path.join(dataDir, 'postgres', 'data', 'postmaster.pid')), 'stopped with the service');
 });
 
 t.test('online: while a rebuild runs, the API answers from the current tables, writes go on, and the rebuilt tables have them all', { timeout: 120_000 }, async (t) => {

@@ -1,4 +1,4 @@
-// Transfers, what test/api.transfers.test.ts leaves out: concurrent relaunches over HTTP, the content
+// Transfers, what test/api.transfers.e2e.test.ts leaves out: concurrent relaunches over HTTP, the content
 // of `execution`, `pricing`, `total_fee` and `wallet_impact` (also after a relaunch with another
 // amount: docs/MONEY.md "Transfers"), the list filters customer_id, payout_status, created_from and
 // created_to, and the OTP edge cases (CI_ORANGE_MOMO, malformed OTPs).

@@ -12,7 +12,7 @@ import { applyInOneStatement } from '../src/projections/one-statement-batch.ts';
 import { RowCache } from '../src/projections/row-cache.ts';
 import { historyOf } from '../src/projections/history.ts';
 import type { Projection } from '../src/projections/projection.ts';
-import { realPostgres, testDatabase } from './helpers/db.ts';
+import { testDatabase } from './helpers/db.ts';
 import { projectionBatches } from './helpers/projection-batches.ts';
 import { quoteConsumed, quoteCreated } from './helpers/quote-events.ts';
 
@@ -92,11 +92,7 @@ import { quoteConsumed, quoteCreated } from './helpers/quote-events.ts';
   });
 }
 
-// PostgreSQL only: on PGlite a transaction has the one session to itself, so the statement waits for
-// it as every other does (this test's stand-in for the swap would wait for the statement in turn).
-if (!realPostgres) {
-  t.skip('a checkpoint held by another transaction: PostgreSQL only (DATABASE_URL unset)', () => {});
-} else {
+{
   t.test('a checkpoint held by another transaction (a rebuild swapping its tables in): no wait, the careful way', async (t) => {
     const tdb = await testDatabase();
     const store = new PostgresEventStore(tdb.db, systemClock);

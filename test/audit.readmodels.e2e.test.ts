@@ -7,12 +7,12 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { realPostgres } from './helpers/db.ts';
 import { businessDay, cli } from './helpers/finance.ts';
 import { leg, newCustomer, party, quote, settled, topUp, until } from './helpers/money.ts';
 import { projections } from '../src/registry.ts';
 import { rebuildProjection } from '../src/projections/rebuild.ts';
-import { openDatabase, migrate } from '../src/infra/db.ts';
+import { openConfiguredDatabase, migrate } from '../src/infra/db.ts';
+import { stopEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
 import type { AuditReport } from '../src/ops/audit.ts';
 
 const h = await startTestApp({ env: { SANDBOX_SETTLE_MS: '30' } });
@@ -100,16 +100,19 @@ t.test('more corruption: a missing ledger entry, a changed payin, an unexpected 
   t.equal((await audit()).ok, true, 'repaired by rebuilds');
 });
 
-/** A small service on an embedded PGlite directory (the CLI can open it once the service stopped). */
+/** A small service on the embedded PostgreSQL of a data directory of its own (as `npm start` runs it). */
 async function embeddedService(): Promise<{ dataDir: string; run: (fn: (h2: TestApp) => Promise<void>) => Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-audit-'));
-  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  t.teardown(async () => {
+    await stopEmbeddedPostgres(dataDir);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
   return {
     dataDir,
     run: async (fn) => {
-      const db = await openDatabase({ pgliteDir: path.join(dataDir, 'pglite') });
+      const db = await openConfiguredDatabase({ databaseUrl: undefined, dataDir }, { log: () => undefined, stopServer: 'always' });
       await migrate(db);
-      const host = { dataDir, database: { db, url: undefined, teardown: async () => undefined } } as unknown as TestApp;
+      const host = { dataDir, database: { db, url: db.url, teardown: async () => undefined } } as unknown as TestApp;
       const h2 = await startTestApp({ shareWith: host, env: { SANDBOX_SETTLE_MS: '30' } });
       try {
         await fn(h2);
@@ -130,7 +133,11 @@ t.test('CLI on the embedded database: 0 on a clean store, 1 and the report on a 
     const q = await quote(h2, m2, 'payin', { customer_id: c, ...leg('CM_MTN_MOMO', 'CM', 'XAF', '5000') });
     const p = await h2.as(m2, 'POST', '/payins', { quote_id: q.id, customer_id: c, source: party('CM', 'CM_MTN_MOMO', '+237670000001') }, { idem: true });
     await settled(h2, m2, 'payins', p.body.id);
+    const beside = await cli('audit', [], { DATABASE_URL: '', DATA_DIR: e.dataDir });
+    t.equal(beside.code, 0, `beside the running service, on its PostgreSQL: ${beside.stderr}`);
+    t.equal((await h2.as(m2, 'GET', '/wallets')).status, 200, 'and the service goes on');
   });
+  // The service stopped its server: the CLI starts it for itself, and stops it after.
   const env = { DATABASE_URL: '', DATA_DIR: e.dataDir };
   const clean = await cli('audit', [], env);
   t.equal(clean.code, 0, clean.stderr);
@@ -155,10 +162,10 @@ t.test('CLI on the embedded database: 0 on a clean store, 1 and the report on a 
   const usage = await cli('audit', ['--bogus'], env);
   t.equal(usage.code, 2);
   t.match(usage.stderr, /usage: npm run audit/);
+  t.notOk(fs.existsSync(path.join(e.dataDir, 'postgres', 'data', 'postmaster.pid')), 'no server left running by the CLI');
 });
 
-const pgSkip = realPostgres ? false : 'needs a real PostgreSQL: run with DATABASE_URL=postgres://… (the embedded database is in memory here)';
-t.test('CLI against PostgreSQL, beside the running service', { timeout: 120_000, skip: pgSkip }, async (t) => {
+t.test('CLI against PostgreSQL, beside the running service', { timeout: 120_000 }, async (t) => {
   const env = { DATABASE_URL: s.config.databaseUrl!, DATA_DIR: h.config.dataDir };
   const clean = await cli('audit', [], env);
   t.equal(clean.code, 0, clean.stdout + clean.stderr);

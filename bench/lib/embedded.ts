@@ -1,0 +1,127 @@
+// The embedded PostgreSQL (src/infra/embedded-postgres.ts) as the bench uses it: data directories
+// the server's user can reach, a server of the bench's own for a ceiling (stopped afterwards, also
+// on failure), and the memory of a server's processes, read from /proc.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { embeddedDatabaseUrl } from '../../src/infra/db.ts';
+import { stopEmbeddedPostgres } from '../../src/infra/embedded-postgres.ts';
+
+/**
+ * A fresh directory under the temp dir, 0755: as root the server runs as the `postgres` user, which
+ * must traverse it (mkdtemp makes 0700 directories).
+ */
+export function benchDataDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.chmodSync(dir, 0o755);
+  return dir;
+}
+
+/** Stops whatever embedded server still runs under `dataDir` (a killed service's), then removes it. */
+export async function removeDataDir(dataDir: string): Promise<void> {
+  await stopEmbeddedPostgres(dataDir).catch(() => undefined);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * `fn` with the URL of a database on an embedded PostgreSQL of its own (the same server, settings
+ * and database the service's embedded mode uses), started in a fresh directory; the server is
+ * stopped and the directory removed afterwards, whatever happens.
+ */
+export async function withEmbeddedDatabase<T>(label: string, fn: (url: string) => Promise<T>, log: (s: string) => void = () => undefined): Promise<T> {
+  const dir = benchDataDir(`mpa-bench-${label}-`);
+  try {
+    const embedded = await embeddedDatabaseUrl(dir, log);
+    if (!embedded) throw new Error(`no embedded PostgreSQL started in ${dir}`);
+    try {
+      return await fn(embedded.url);
+    } finally {
+      await embedded.server.stop();
+    }
+  } finally {
+    await removeDataDir(dir);
+  }
+}
+
+/** A number from /proc/<pid>/<file> ("Field:   123 kB"), in kB; 0 when the process is gone. */
+function procKb(pid: number, file: 'status' | 'smaps_rollup', field: string): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/${file}`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export const rssKb = (pid: number): number => procKb(pid, 'status', 'VmRSS');
+export const hwmKb = (pid: number): number => procKb(pid, 'status', 'VmHWM');
+/** Proportional set size: resident memory with each shared page divided among the processes mapping it. */
+export const pssKb = (pid: number): number => procKb(pid, 'smaps_rollup', 'Pss');
+
+/** The pids whose parent is `ppid`, from /proc/<pid>/stat. */
+function childrenOf(ppid: number): number[] {
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    // pid (comm) state ppid …: comm may hold spaces and parentheses (statFields splits after the last ')').
+    if (Number(statFields(Number(e))?.[1]) === ppid) out.push(Number(e));
+  }
+  return out;
+}
+
+/**
+ * The processes of the embedded PostgreSQL under `dataDir`: its postmaster (line 1 of
+ * <dataDir>/postgres/data/postmaster.pid, when that process's command line names the data
+ * directory) and the processes it forked (backends, checkpointer, WAL writer, autovacuum…).
+ * Empty when no server runs there (yet).
+ */
+export function embeddedServerPids(dataDir: string): number[] {
+  const data = path.join(dataDir, 'postgres', 'data');
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return [];
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return [];
+  try {
+    if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(data)) return [];
+  } catch {
+    return [];
+  }
+  return [pid, ...childrenOf(pid)];
+}
+
+/** Fields of /proc/<pid>/stat after the command name: [0] is the state, [1] the ppid, [11..14] utime, stime, cutime, cstime. */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time the embedded PostgreSQL under `dataDir` has used so far, in ms (clock ticks are 100 per
+ * second on Linux): its postmaster's own and that of the children it has reaped (backends that
+ * ended), plus its live children's. 0 when no server runs there.
+ */
+export function embeddedServerCpuMs(dataDir: string): number {
+  const [postmaster, ...children] = embeddedServerPids(dataDir);
+  if (postmaster === undefined) return 0;
+  let ticks = 0;
+  const f = statFields(postmaster);
+  if (f) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  for (const pid of children) {
+    const c = statFields(pid);
+    if (c) ticks += Number(c[11]) + Number(c[12]);
+  }
+  return ticks * 10;
+}

@@ -1,0 +1,29 @@
+// Which test files run where. A file's tier is in its name: `*.unit.test.ts` (pure: no database, no
+// bus), `*.int.test.ts` (one adapter or component on a real database or bus), `*.e2e.test.ts` (the
+// service over HTTP, in-process or as child processes).
+//
+// - `npm test` (the embedded lane): every file but the CI-only ones, once, on the test run's own
+//   embedded PostgreSQL and the in-process bus.
+// - `npm run test:services` (CI's second lane, DATABASE_URL and NATS_URL set): the adapters' contract
+//   suites on the external PostgreSQL, NATS and KurrentDB (skipped visibly without EVENTSTORE_URL),
+//   the suites about several processes on those services, and the CI-only suites.
+// - CI-only: the reliability suites in their normal profile (crash consistency on both backends,
+//   hostile input, the browser); `npm run soak` runs the first two in their long profiles.
+
+export const CI_ONLY = [
+  'test/crash.consistency.e2e.test.ts',
+  'test/hostile.input.e2e.test.ts',
+  'test/dashboard.browser.e2e.test.ts',
+];
+
+export const SERVICES = [
+  'test/eventstore.postgres.int.test.ts',
+  'test/eventstore.postgres.restart.int.test.ts',
+  'test/eventstore.kurrent.int.test.ts',
+  'test/bus.nats.e2e.test.ts',
+  'test/event-forwarder.nats.e2e.test.ts',
+  'test/bus.duplicates.e2e.test.ts',
+  'test/roles.multiprocess.e2e.test.ts',
+  'test/races.crossprocess.e2e.test.ts',
+  'test/bench.report.e2e.test.ts',
+];
