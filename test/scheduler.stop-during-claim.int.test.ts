@@ -18,15 +18,17 @@ t.test('a claim that returns after stop(): its job does not run, and is free for
   let ran = 0;
   s.register('k', async () => { ran++; }, { leaseMs: 60_000 });
   s.start();
-  await sleep(300); // the start-up poll (nothing due) is over
+  await s.polled(); // the start-up poll (nothing due) is over
 
   // Hold the jobs table: the job is written in this transaction, and the claim woken below waits
-  // behind it (for the table lock on PostgreSQL, for the one connection on PGlite).
+  // behind it, for the table lock.
   const tx = await knex.transaction();
   await tx.raw('LOCK TABLE jobs IN EXCLUSIVE MODE');
   await tx.raw(`INSERT INTO jobs (kind, key, payload, due_at, created_at) VALUES ('k', 'one', '{}'::jsonb, now() - interval '1 second', now())`);
   s.nudge('k');
-  await sleep(100); // the poll has begun its claim, and waits
+  // The poll has begun its claim, and waits for the lock.
+  const waiting = async () => Number((await knex.raw(`SELECT count(*) AS n FROM pg_locks WHERE relation = 'jobs'::regclass AND NOT granted`)).rows[0].n);
+  while ((await waiting()) === 0) await sleep(5);
   const stopped = s.stop();
   await tx.commit();
   await stopped;

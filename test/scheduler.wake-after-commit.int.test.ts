@@ -17,7 +17,7 @@ t.test('scheduled in a transaction: run right after the commit, not a poll inter
   s.register('k', async () => { ran.push(performance.now()); });
   s.start();
   t.teardown(() => s.stop());
-  await new Promise((r) => setTimeout(r, 300)); // the start-up poll is over: the next is ~250 ms away
+  await s.polled(); // the start-up poll is over: the next is ~250 ms away
 
   const samples: number[] = [];
   for (let i = 0; i < 3; i++) {

@@ -127,7 +127,18 @@ async function freePort(): Promise<number> {
 
 interface Running { pid: number; port: number }
 
-/** The server whose postmaster.pid is in `data`, if it is alive and a postgres process. */
+/** Whether `pid` is this data directory's postmaster: `postgres -D <data> …` (trusted where there is no /proc). */
+function isPostmasterOf(pid: number, data: string): boolean {
+  let args: string[];
+  try {
+    args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return !fs.existsSync('/proc'); // no /proc (macOS): trust the live pid
+  }
+  return path.basename(args[0] ?? '') === 'postgres' && args[args.indexOf('-D') + 1] === data;
+}
+
+/** The server whose postmaster.pid is in `data`, if it is alive and that directory's postmaster. */
 function runningServer(data: string): Running | undefined {
   const pidFile = path.join(data, 'postmaster.pid');
   let lines: string[];
@@ -144,15 +155,8 @@ function runningServer(data: string): Running | undefined {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
   }
-  const cmdline = (() => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      return 'postgres'; // no /proc (macOS): trust the live pid
-    }
-  })();
-  if (!cmdline.includes('postgres')) {
-    // The pid was reused by another program: the file is stale, and PostgreSQL would refuse it.
+  if (!isPostmasterOf(pid, data)) {
+    // The pid is another program's now (or a zombie's): the file is stale, and PostgreSQL would refuse it.
     fs.rmSync(pidFile, { force: true });
     return undefined;
   }

@@ -73,6 +73,8 @@ interface Row { kind: string; key: string; payload: unknown; attempts: number; d
 export class Scheduler {
   private kinds = new Map<string, Kind>();
   private started = false;
+  /** Callers of polled(), by kind, waiting for its next poll. */
+  private pollWaiters = new Map<string, Array<() => void>>();
   private stopped = false;
   private inFlight = new Set<Promise<void>>();
   /** Finished runs removed together (one DELETE for the jobs that finish in one event-loop turn). */
@@ -143,6 +145,19 @@ export class Scheduler {
     for (const k of this.kinds.keys()) this.wake(k, 0);
   }
 
+  /**
+   * Polls every kind now, and resolves once each of those polls has claimed and started what was
+   * due by the clock: a caller that moved a manual clock waits on this instead of sleeping past the
+   * poll interval (tests; the answer holds for this process's polls only).
+   */
+  async polled(): Promise<void> {
+    await Promise.all([...this.kinds.keys()].map((name) => new Promise<void>((resolve) => {
+      if (this.stopped) return resolve();
+      this.pollWaiters.set(name, [...(this.pollWaiters.get(name) ?? []), resolve]);
+      this.wake(name, 0);
+    })));
+  }
+
   /** Runs the kind's poll after `inMs` (sooner wakes win). */
   private wake(name: string, inMs: number): void {
     const k = this.kinds.get(name)!;
@@ -159,6 +174,17 @@ export class Scheduler {
   }
 
   private async poll(k: Kind): Promise<void> {
+    // Those who asked before this poll began are answered when it has started its claims.
+    const waiters = this.pollWaiters.get(k.name) ?? [];
+    this.pollWaiters.delete(k.name);
+    try {
+      await this.claimAndRun(k);
+    } finally {
+      for (const w of waiters) w();
+    }
+  }
+
+  private async claimAndRun(k: Kind): Promise<void> {
     if (this.stopped) return;
     const free = k.concurrency - k.running;
     let claimed: Array<Row & { lease_id: string }> = [];
@@ -252,6 +278,8 @@ export class Scheduler {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const k of this.kinds.values()) if (k.timer) clearTimeout(k.timer);
+    for (const waiters of this.pollWaiters.values()) for (const w of waiters) w(); // no poll will come
+    this.pollWaiters.clear();
     // Until none is left: a run under way may still start its job's removal.
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
