@@ -156,7 +156,7 @@ t.test('CLI on the embedded database: 0 on a clean store, 1 and the report on a 
   t.match(broken.stdout, /wallets: 1 changed, 0 missing, 0 unexpected/);
   t.match(broken.stdout, /changed \(merchant_id=[0-9a-f-]+, currency=XAF\) reserved: live 500, fresh 0/);
   const json = await cli('audit', ['--json'], env);
-  t.equal(json.code, 1);
+  t.equal(json.code, 1, json.stderr);
   t.match(JSON.parse(json.stdout), { ok: false, discrepancies: 1, ledger: { ok: true } });
 
   const usage = await cli('audit', ['--bogus'], env);

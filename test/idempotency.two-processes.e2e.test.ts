@@ -6,6 +6,8 @@
 //  - a claim taken over (its holder could not renew) is fenced: the holder it was taken from can no
 //    longer store an outcome, the taker's failure (a cut connection) cannot delete the key, and the
 //    next retry answers the one resource that committed, never a second one;
+//  - a commit in doubt on one process is answered, on the other, with what committed (a replay),
+//    and its sealed OTP reaches the provider;
 //  - a take-over whose append fails for certain deletes only its own sealed OTP, never the one the
 //    original, still-running request's payin needs.
 import t, { type Test } from 'tap';
@@ -149,6 +151,32 @@ async function scenarios(h: TestApp, second: RunningApp): Promise<void> {
     t.equal(last.body._meta.idempotency_replayed, true);
     t.equal(await count('payouts', m), 1, 'one payout');
     t.match(await wallet(h, m, 'XOF'), { available: '15000', reserved: '5000' }, 'one hold');
+  });
+
+  t.test('a commit in doubt on one process (the connection cut after PostgreSQL committed): the retry on the other answers that payin, and its OTP reaches the provider', async (t) => {
+    const m = await h.newMerchant('InDoubtTwoProcesses');
+    const customer = await newCustomer(h, m, 'SN', '+221770000001');
+    const q = await quote(h, m, 'payin', leg('SN_ORANGE_MOMO', 'SN', 'XOF', '5000'));
+    const body = { quote_id: q.id, customer_id: customer, source: party('SN', 'SN_ORANGE_MOMO', '+221770000001'), otp: '482913' };
+    // Process 1's append commits, then its connection drops before the answer arrives.
+    const store = s.store;
+    const original = store.append;
+    store.append = async (appends, opts) => {
+      const result = await original.call(store, appends, opts);
+      if (!appends.some((a) => a.events.some((e) => e.type === 'payin.created'))) return result; // a worker's
+      store.append = original;
+      throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+    };
+    t.teardown(() => { store.append = original; });
+    const first = await as(h.url, m, '/payins', body, 'in-doubt-two');
+    t.equal(first.status, 503, 'in doubt: 503');
+    const retry = await as(second.url!, m, '/payins', body, 'in-doubt-two');
+    t.equal(retry.status, 201, `the other process answers what committed (${retry.text.slice(0, 120)})`);
+    t.equal(retry.body._meta.idempotency_replayed, true, 'as a replay');
+    t.equal(await count('payins', m), 1, 'one payin');
+    const done = await settled(h, m, 'payins', retry.body.id);
+    t.equal(done.status, 'completed', `collected with its OTP (${done.failure_reason ?? ''})`);
+    t.equal(Number((await s.knex('otp_vault').where({ reference: retry.body.id }).count<Array<{ n: string }>>('* as n'))[0]!.n), 0, 'then gone');
   });
 
   t.test('a take-over that fails for certain keeps the OTP of the payin the original request commits', async (t) => {
