@@ -39,7 +39,7 @@ const child = spawn(process.execPath, [tapBin, '--reporter=tap', ...run.files], 
   cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...run.env, ...(serverDir ? { MPA_TEST_PG_DIR: serverDir } : {}) },
 });
 
-const files: { passed: number; failed: Array<{ file: string; lines: string[] }>; skipped: number } = { passed: 0, failed: [], skipped: 0 };
+const files: { passed: number; failed: Array<{ file: string; lines: string[] }>; skipped: number; stopped: number } = { passed: 0, failed: [], skipped: 0, stopped: 0 };
 const totals: Record<string, number> = { pass: 0, fail: 0, skip: 0, todo: 0 };
 let interrupted = false;
 let pending = '';
@@ -57,7 +57,12 @@ function onLine(line: string): void {
   if (top) {
     const [, status, file = '', directive = ''] = top;
     const time = /time=([0-9.]+)ms/.exec(directive);
-    if (interrupted && status === 'not ok' && !time) return; // never ran: not a failure
+    if (interrupted && status === 'not ok') {
+      // Ended by the interruption (tap reports every file it stopped or never started as failed).
+      files.stopped++;
+      current = [];
+      return;
+    }
     if (/^SKIP/i.test(directive)) files.skipped++;
     else if (status === 'ok') files.passed++;
     else files.failed.push({ file, lines: current.filter((l) => /not ok|^\s+(found|wanted|message|at):/.test(l)).slice(0, 12) });
@@ -101,7 +106,7 @@ child.on('close', async (code) => {
   }
   const fileLine = `files: ${files.passed} passed, ${files.failed.length} failed${files.skipped ? `, ${files.skipped} skipped` : ''}`;
   if (interrupted) {
-    process.stdout.write(`\nINTERRUPTED after ${duration(Date.now() - started)}: ${fileLine} (the files not listed above did not run)\n`);
+    process.stdout.write(`\nINTERRUPTED after ${duration(Date.now() - started)}: ${fileLine}; ${files.stopped} stopped or never started (not failures)\n`);
     process.exit(130);
   }
   process.stdout.write(`\n${fileLine}\n${totals.pass} passed, ${totals.fail} failed, ${totals.skip} skipped in ${duration(Date.now() - started)}\n`);

