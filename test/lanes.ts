@@ -8,12 +8,16 @@
 //   suites on the external PostgreSQL, NATS and KurrentDB (skipped visibly without EVENTSTORE_URL),
 //   the suites about several processes on those services, and the CI-only suites.
 // - CI-only: the reliability suites in their normal profile (crash consistency on both backends,
-//   hostile input, the browser); `npm run soak` runs the first two in their long profiles.
+//   hostile input, the browser; `npm run soak` runs the first two in their long profiles), and the
+//   suites that measure the machine rather than the code's logic (the heap factor, three compiles of
+//   the whole service): a minute and a half of both cores that a developer's run need not pay.
 
 export const CI_ONLY = [
   'test/crash.consistency.e2e.test.ts',
   'test/hostile.input.e2e.test.ts',
   'test/dashboard.browser.e2e.test.ts',
+  'test/heap-growth.int.test.ts',
+  'test/service.build.e2e.test.ts',
 ];
 
 export const SERVICES = [

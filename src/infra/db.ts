@@ -69,7 +69,11 @@ export async function embeddedDatabaseUrl(
   await admin.connect();
   try {
     const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [EMBEDDED_DATABASE]);
-    if (found.rowCount === 0) await admin.query(`CREATE DATABASE ${EMBEDDED_DATABASE}`);
+    if (found.rowCount === 0) {
+      await admin.query(`CREATE DATABASE ${EMBEDDED_DATABASE}`).catch((err: { code?: string }) => {
+        if (err.code !== '42P04') throw err; // created meanwhile by another process (a CLI beside a starting service)
+      });
+    }
   } finally {
     await admin.end();
   }
