@@ -113,9 +113,10 @@ async function serverUser(): Promise<RunAs | undefined> {
 }
 
 /**
- * The server user must traverse every directory above its data: a DATA_DIR under a 0700 directory
- * (mktemp -d, /root) would make initdb fail. Such a directory gets search permission (x, not read)
- * for others; the change is logged.
+ * The server user must traverse every directory above its data and above its binaries (in this
+ * checkout's node_modules): a DATA_DIR or a checkout under a 0700 directory (mktemp -d, /root)
+ * would make initdb fail. Such a directory gets search permission (x, not read) for others; the
+ * change is logged.
  */
 function letTraverse(dir: string, as: RunAs, log: (msg: string) => void): void {
   for (let d = path.dirname(dir); ; d = path.dirname(d)) {
@@ -123,7 +124,7 @@ function letTraverse(dir: string, as: RunAs, log: (msg: string) => void): void {
     const canTraverse = st.uid === as.uid ? (st.mode & 0o100) !== 0 : st.gid === as.gid ? (st.mode & 0o010) !== 0 : (st.mode & 0o001) !== 0;
     if (!canTraverse) {
       fs.chmodSync(d, st.mode | 0o001);
-      log(`embedded PostgreSQL: gave others search permission (o+x) on ${d}, so that the ${as.name} user reaches its data`);
+      log(`embedded PostgreSQL: gave others search permission (o+x) on ${d}, so that the ${as.name} user reaches its files`);
     }
     if (d === path.dirname(d)) break;
   }
@@ -202,6 +203,7 @@ export async function embeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedS
   const as = await serverUser();
   if (existing) opts.log(`embedded PostgreSQL found running (pid ${existing.pid}, port ${existing.port}): using it`);
   else {
+    if (as) letTraverse(bins.postgres, as, opts.log);
     if (!fs.existsSync(path.join(data, 'PG_VERSION'))) await initialise(bins, home, data, passwordFile, as, opts.log);
     await startServer(bins, home, data, as);
   }
