@@ -40,10 +40,12 @@ const run = filesToRun(process.argv.slice(2));
  */
 function ensureTapBuilt(): void {
   const config = JSON.stringify({ tap: JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).tap, version: createRequire(import.meta.url)('tap/package.json').version });
-  const marker = path.join(root, '.tap', 'built-for.json');
+  // Kept in node_modules: `npm ci` replaces tap's build with its default, and this marker with it.
+  const marker = path.join(root, 'node_modules', '.cache', 'mpa-tap-built-for.json');
   if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8') === config) return;
   const built = spawnSync(process.execPath, [tapBin, 'build'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   if (built.status !== 0) throw new Error(`tap build failed (${built.status ?? built.signal})`);
+  fs.mkdirSync(path.dirname(marker), { recursive: true });
   fs.writeFileSync(marker, config);
 }
 ensureTapBuilt();
