@@ -113,10 +113,10 @@ function migratedTemplate(): Promise<string> {
   return template;
 }
 
-/** A new database copied from the migrated template (or empty: `migrated: false`). */
-export async function freshDatabaseUrl(opts: { migrated?: boolean } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
+/** A new database copied from the migrated template. */
+export async function freshDatabaseUrl(): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `t_${randomBytes(6).toString('hex')}`;
-  const from = opts.migrated === false ? '' : ` TEMPLATE ${await migratedTemplate()}`;
+  const from = ` TEMPLATE ${await migratedTemplate()}`;
   // Copying a template fails while a session is connected to it (another file finishing its build).
   for (let attempt = 1; ; attempt++) {
     try {
