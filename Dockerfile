@@ -5,9 +5,8 @@ FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json ./
-COPY scripts ./scripts
-COPY src ./src
+# The sources and build files (.dockerignore leaves out tests, benchmarks, docs and local data).
+COPY . .
 RUN npm run build
 
 FROM node:20-slim
@@ -22,7 +21,16 @@ RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY tsconfig.json ./
-COPY src ./src
+COPY domain ./domain
+COPY commands ./commands
+COPY projections ./projections
+COPY api ./api
+COPY workers ./workers
+COPY infra ./infra
+COPY dashboard ./dashboard
+COPY cli ./cli
+COPY app ./app
+COPY webhook-verifier ./webhook-verifier
 
 # $DATA_DIR holds the generated operator token and server key when they are not given (and the
 # embedded PostgreSQL's files in the embedded mode); docker-compose.yml mounts a volume here.

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { stopEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
+import { stopEmbeddedPostgres } from '../infra/embedded-postgres.ts';
 import { CI_ONLY, SERVICES } from '../test/lanes.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

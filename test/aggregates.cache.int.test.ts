@@ -3,12 +3,12 @@
 // "nothing to do" decided on cached state is confirmed on fresh state before it stands. Two
 // Aggregates instances on one store play two processes.
 import t from 'tap';
-import { Aggregates } from '../src/commands/aggregates.ts';
-import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../src/infra/clock.ts';
-import type { Decider, DomainEvent } from '../src/domain/decider.ts';
-import { DomainError } from '../src/domain/errors.ts';
-import { toNew } from '../src/commands/aggregates.ts';
+import { Aggregates } from '../commands/aggregates.ts';
+import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { systemClock } from '../infra/clock.ts';
+import type { Decider, DomainEvent } from '../domain/decider.ts';
+import { DomainError } from '../domain/errors.ts';
+import { toNew } from '../commands/aggregates.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
 
 t.comment(`on ${dbLabel}`);

@@ -1,10 +1,10 @@
 // Customers over HTTP (seed "Customer"; CONTRACT.md §5, §8): create, read, list, scoping, validation.
 import t from 'tap';
 import { startTestApp, request, type MerchantCreds } from './helpers/app.ts';
-import { ManualClock } from '../src/infra/clock.ts';
-import { requestHash } from '../src/commands/idempotency.ts';
-import { createCustomer } from '../src/commands/customers.ts';
-import { streams } from '../src/commands/streams.ts';
+import { ManualClock } from '../infra/clock.ts';
+import { requestHash } from '../commands/idempotency.ts';
+import { createCustomer } from '../commands/customers.ts';
+import { streams } from '../commands/streams.ts';
 
 const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
 const h = await startTestApp({ clock });

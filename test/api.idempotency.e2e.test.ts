@@ -4,12 +4,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { startTestApp, request, type MerchantCreds } from './helpers/app.ts';
-import { ManualClock } from '../src/infra/clock.ts';
-import { createHttpApp } from '../src/api/server.ts';
-import { customersModule } from '../src/api/routes/customers.ts';
-import type { ApiModule } from '../src/api/module.ts';
-import { DomainError } from '../src/domain/errors.ts';
-import { body, errors, idempotencyHeader, json } from '../src/api/openapi/common.ts';
+import { ManualClock } from '../infra/clock.ts';
+import { createHttpApp } from '../api/server.ts';
+import { customersModule } from '../api/routes/customers.ts';
+import type { ApiModule } from '../api/module.ts';
+import { DomainError } from '../domain/errors.ts';
+import { body, errors, idempotencyHeader, json } from '../api/openapi/common.ts';
 
 const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
 const h = await startTestApp({ clock });

@@ -3,10 +3,10 @@
 // projector has the event (well before the cache's 10 s age limit), and a row read while the cache
 // was cleared is not kept.
 import t from 'tap';
-import { MerchantRowCache, KEY_CACHE_MAX_AGE_MS } from '../src/projections/merchant-row-cache.ts';
-import { loadConfig } from '../src/config.ts';
-import { startApp, type RunningApp } from '../src/app.ts';
-import { createLogger } from '../src/infra/log.ts';
+import { MerchantRowCache, KEY_CACHE_MAX_AGE_MS } from '../projections/merchant-row-cache.ts';
+import { loadConfig } from '../infra/config.ts';
+import { startApp, type RunningApp } from '../app/app.ts';
+import { createLogger } from '../infra/log.ts';
 import { startTestApp, request, ADMIN_TOKEN } from './helpers/app.ts';
 
 t.test('MerchantRowCache: a row read across a clear is not kept; rows age out', async (t) => {

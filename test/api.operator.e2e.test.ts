@@ -1,7 +1,7 @@
 // Operator API (CONTRACT.md §2) and merchant authentication (issue 2, points 5 and 6).
 import t from 'tap';
 import { startTestApp, request, ADMIN_TOKEN } from './helpers/app.ts';
-import { ManualClock } from '../src/infra/clock.ts';
+import { ManualClock } from '../infra/clock.ts';
 
 const clock = new ManualClock(new Date('2026-06-01T10:00:00Z'));
 const h = await startTestApp({ clock });

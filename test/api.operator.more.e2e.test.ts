@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { startTestApp, type MerchantCreds } from './helpers/app.ts';
-import { ManualClock } from '../src/infra/clock.ts';
+import { ManualClock } from '../infra/clock.ts';
 
 const clock = new ManualClock(new Date('2026-06-01T10:00:00Z'));
 const h = await startTestApp({ clock });

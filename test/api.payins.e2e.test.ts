@@ -6,9 +6,9 @@ import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp, request } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, sleep, until, wallet } from './helpers/money.ts';
-import { providers } from '../src/infra/providers/index.ts';
-import { toMessage } from '../src/workers/event-forwarder.ts';
-import { CHECK_JOB } from '../src/workers/provider-gateway.ts';
+import { providers } from '../infra/providers/index.ts';
+import { toMessage } from '../workers/event-forwarder.ts';
+import { CHECK_JOB } from '../workers/provider-gateway.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());

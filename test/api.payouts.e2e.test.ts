@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, request } from './helpers/app.ts';
 import { dbLabel } from './helpers/db.ts';
 import { leg, newCustomer, quote, settled, topUp, until, wallet } from './helpers/money.ts';
-import { providers } from '../src/infra/providers/index.ts';
+import { providers } from '../infra/providers/index.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());

@@ -4,9 +4,9 @@
 import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import { leg } from './helpers/money.ts';
-import { toNew } from '../src/commands/aggregates.ts';
-import { streams } from '../src/commands/streams.ts';
-import type { MerchantEvent } from '../src/domain/merchant.ts';
+import { toNew } from '../commands/aggregates.ts';
+import { streams } from '../commands/streams.ts';
+import type { MerchantEvent } from '../domain/merchant.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());

@@ -1,11 +1,11 @@
 // Quotes over HTTP: pricing, refusals with each contract code, transfer quotes, expiry (ManualClock).
 import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
-import { ManualClock } from '../src/infra/clock.ts';
+import { ManualClock } from '../infra/clock.ts';
 import { leg, newCustomer, quote } from './helpers/money.ts';
-import { streams } from '../src/commands/streams.ts';
-import { Aggregates } from '../src/commands/aggregates.ts';
-import { merchantDecider } from '../src/domain/merchant.ts';
+import { streams } from '../commands/streams.ts';
+import { Aggregates } from '../commands/aggregates.ts';
+import { merchantDecider } from '../domain/merchant.ts';
 
 const clock = new ManualClock(new Date('2026-06-01T10:00:00Z'));
 const h = await startTestApp({ clock, env: { QUOTE_TTL_SECONDS: '900' } });

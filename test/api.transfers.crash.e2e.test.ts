@@ -18,9 +18,9 @@ import {
   createTransfer, getTransfer, recipientSN, sandboxLegs, settledTransfer, transferMerchant, waitFor, walletsOf,
   type TransferMerchant,
 } from './helpers/transfers.ts';
-import { providers } from '../src/infra/providers/index.ts';
-import type { InitiateLeg } from '../src/infra/providers/types.ts';
-import type { StreamAppend } from '../src/infra/eventstore/types.ts';
+import { providers } from '../infra/providers/index.ts';
+import type { InitiateLeg } from '../infra/providers/types.ts';
+import type { StreamAppend } from '../infra/eventstore/types.ts';
 
 // A message the stopped process had taken (or that NATS handed to its lingering pull request) comes
 // back after the ack wait: kept short so the restart picks it up within the test's wait.

@@ -7,7 +7,7 @@ import { startReceiver, configureWebhook, eventsOf, until, type Receiver } from 
 import {
   createTransfer, recipientSN, settledTransfer, transferMerchant, walletsOf, type TransferMerchant,
 } from './helpers/transfers.ts';
-import { verifyWebhook, type WebhookEvent } from '../src/webhook-verifier/index.ts';
+import { verifyWebhook, type WebhookEvent } from '../webhook-verifier/index.ts';
 
 const h = await startTestApp({ env: { SANDBOX_SETTLE_MS: '30' } });
 t.teardown(() => h.stop());

@@ -2,7 +2,7 @@
 // keeps nothing of the request, and the merchant's retry with the same Idempotency-Key succeeds once.
 import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
-import { isDependencyUnavailable } from '../src/api/unavailable.ts';
+import { isDependencyUnavailable } from '../api/unavailable.ts';
 
 t.test('what counts as a dependency being unavailable', async (t) => {
   const pg = (code: string) => Object.assign(new Error('server said no'), { code });

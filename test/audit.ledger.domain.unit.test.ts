@@ -2,9 +2,9 @@
 // Sound histories are made with the wallet's own decisions; broken ones are those histories with
 // one event forged (what a bug or a hand-edited store would leave).
 import t from 'tap';
-import { LedgerAudit, type AuditedEvent, type LedgerCheck } from '../src/domain/ledger-audit.ts';
-import * as W from '../src/domain/wallet.ts';
-import { collectionReference, payoutReference } from '../src/domain/transfer.ts';
+import { LedgerAudit, type AuditedEvent, type LedgerCheck } from '../domain/ledger-audit.ts';
+import * as W from '../domain/wallet.ts';
+import { collectionReference, payoutReference } from '../domain/transfer.ts';
 
 const M = '11111111-1111-4111-8111-111111111111';
 const P = '22222222-2222-4222-8222-222222222222';

@@ -9,11 +9,11 @@ import t from 'tap';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { businessDay, cli } from './helpers/finance.ts';
 import { leg, newCustomer, party, quote, settled, topUp, until } from './helpers/money.ts';
-import { projections } from '../src/registry.ts';
-import { rebuildProjection } from '../src/projections/rebuild.ts';
-import { openConfiguredDatabase, migrate } from '../src/infra/db.ts';
-import { stopEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
-import type { AuditReport } from '../src/ops/audit.ts';
+import { projections } from '../app/registry.ts';
+import { rebuildProjection } from '../projections/rebuild.ts';
+import { openConfiguredDatabase, migrate } from '../infra/db.ts';
+import { stopEmbeddedPostgres } from '../infra/embedded-postgres.ts';
+import type { AuditReport } from '../projections/finance-audit.ts';
 
 const h = await startTestApp({ env: { SANDBOX_SETTLE_MS: '30' } });
 t.teardown(() => h.stop());

@@ -16,11 +16,11 @@ import { DuplicatingBus } from './helpers/duplicating-bus.ts';
 import { leg, party, quote, settled, topUp } from './helpers/money.ts';
 import { transferMerchant, transferQuote, payerCM, recipientSN, settledTransfer, walletsOf, waitFor, type TransferMerchant } from './helpers/transfers.ts';
 import { startReceiver, configureWebhook } from './helpers/webhooks.ts';
-import { MemoryBus } from '../src/infra/bus/memory.ts';
-import { NatsBus } from '../src/infra/bus/nats.ts';
-import type { Bus } from '../src/infra/bus/types.ts';
-import { providers } from '../src/infra/providers/index.ts';
-import { signedText } from '../src/infra/providers/sandbox.ts';
+import { MemoryBus } from '../infra/bus/memory.ts';
+import { NatsBus } from '../infra/bus/nats.ts';
+import type { Bus } from '../infra/bus/types.ts';
+import { providers } from '../infra/providers/index.ts';
+import { signedText } from '../infra/providers/sandbox.ts';
 
 const seed = Number(process.env.DUP_SEED ?? 20240917);
 const natsUrl = process.env.NATS_URL || undefined;

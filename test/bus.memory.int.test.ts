@@ -1,6 +1,6 @@
 // The bus contract on the in-process bus (embedded mode).
 import t from 'tap';
-import { MemoryBus } from '../src/infra/bus/memory.ts';
+import { MemoryBus } from '../infra/bus/memory.ts';
 import { busContract } from './helpers/bus-contract.ts';
 
 busContract(t, {

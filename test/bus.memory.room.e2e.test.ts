@@ -6,13 +6,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { MemoryBus, ROOM_HIGH } from '../src/infra/bus/memory.ts';
-import { loadConfig } from '../src/config.ts';
-import { startApp } from '../src/app.ts';
-import { createLogger } from '../src/infra/log.ts';
+import { MemoryBus, ROOM_HIGH } from '../infra/bus/memory.ts';
+import { loadConfig } from '../infra/config.ts';
+import { startApp } from '../app/app.ts';
+import { createLogger } from '../infra/log.ts';
 import { testDatabase } from './helpers/db.ts';
 import { sleep, waitFor } from './helpers/bus-contract.ts';
-import { makeEventForwarder } from '../src/workers/event-forwarder.ts';
+import { makeEventForwarder } from '../workers/event-forwarder.ts';
 
 /** A handler that holds every message until the gate opens. */
 function gate() {

@@ -1,7 +1,7 @@
-// Issue 9, point 1: crash consistency. The service runs as a child process (`src/main.ts`) under a
+// Issue 9, point 1: crash consistency. The service runs as a child process (`app/main.ts`) under a
 // mixed merchant load (payins, payouts, transfers, relaunches of failed disbursements, all with
 // Idempotency-Keys) and is killed with SIGKILL again and again, then started on the same data:
-//  - aimed kills: the process is started with an armed crash point (CRASH_AT, src/infra/crash-points.ts)
+//  - aimed kills: the process is started with an armed crash point (CRASH_AT, infra/crash-points.ts)
 //    and kills itself right after an append committed (before projection, answer or forwarding),
 //    right after a webhook attempt was answered (before it is recorded), or right after the provider
 //    accepted a leg (before the gateway recorded it);
@@ -35,9 +35,9 @@ import { ChildService, type Life } from './helpers/crash/service.ts';
 import { Driver } from './helpers/crash/driver.ts';
 import { seededRng, type Rng } from './helpers/crash/rng.ts';
 import { acknowledgedResources, expectedWallets, settleAll, storeChecks, webhooksDelivered, expectedFinal } from './helpers/crash/verify.ts';
-import { openConfiguredDatabase } from '../src/infra/db.ts';
-import { stopEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
-import type { CrashPointName } from '../src/infra/crash-points.ts';
+import { openConfiguredDatabase } from '../infra/db.ts';
+import { stopEmbeddedPostgres } from '../infra/embedded-postgres.ts';
+import type { CrashPointName } from '../infra/crash-points.ts';
 
 const SOAK = process.env.SOAK === '1';
 const KILLS = Number(process.env.CRASH_KILLS || (SOAK ? 50 : 10));

@@ -1,11 +1,11 @@
 // The customer aggregate as specifications: given these events, when this command, then these
 // events (or this refusal).
 import t, { type Test } from 'tap';
-import { fold } from '../src/domain/decider.ts';
-import { DomainError, InvariantViolation } from '../src/domain/errors.ts';
+import { fold } from '../domain/decider.ts';
+import { DomainError, InvariantViolation } from '../domain/errors.ts';
 import {
   createCustomer, customerDecider, type CreateCustomer, type CustomerEvent, type CustomerState,
-} from '../src/domain/customer.ts';
+} from '../domain/customer.ts';
 
 const CUSTOMER = '11111111-1111-4111-8111-111111111111';
 const MERCHANT = '22222222-2222-4222-8222-222222222222';

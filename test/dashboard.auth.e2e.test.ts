@@ -6,8 +6,8 @@ import { Writable } from 'node:stream';
 import { createHash, randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
 import { FormClient, inviteUser, PASSWORD, signedInClient } from './helpers/dashboard.ts';
-import { ManualClock } from '../src/infra/clock.ts';
-import { verifyPassword } from '../src/dashboard/passwords.ts';
+import { ManualClock } from '../infra/clock.ts';
+import { verifyPassword } from '../infra/passwords.ts';
 
 let logText = '';
 const logStream = new Writable({ write(chunk, _enc, cb) { logText += chunk.toString(); cb(); } });

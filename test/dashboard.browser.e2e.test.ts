@@ -14,7 +14,7 @@ import { startTestApp, request, type MerchantCreds } from './helpers/app.ts';
 import { startReceiver, until } from './helpers/webhooks.ts';
 import { inviteUser, PASSWORD } from './helpers/dashboard.ts';
 import { createTransfer, waitFor } from './helpers/transfers.ts';
-import { verifyWebhook } from '../src/webhook-verifier/index.ts';
+import { verifyWebhook } from '../webhook-verifier/index.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',

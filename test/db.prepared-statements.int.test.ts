@@ -3,8 +3,8 @@
 // result shape changed under it is prepared again.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { openDatabase } from '../src/infra/db.ts';
-import { MAX_PREPARED } from '../src/infra/prepared-statements.ts';
+import { openDatabase } from '../infra/db.ts';
+import { MAX_PREPARED } from '../infra/prepared-statements.ts';
 import { freshDatabaseUrl } from './helpers/db.ts';
 
 const fresh = await freshDatabaseUrl();

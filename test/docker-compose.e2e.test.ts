@@ -1,11 +1,11 @@
 // docker-compose.yml, checked without a Docker engine: the services, their ports, health checks and
-// start order, and that the service's environment is exactly what src/config.ts reads (and loads).
+// start order, and that the service's environment is exactly what infra/config.ts reads (and loads).
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../infra/config.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')) as {
@@ -21,9 +21,9 @@ const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'ut
 };
 const services = compose.services;
 
-/** Every environment variable src/config.ts reads: `env.NAME`, `env['NAME']` and `int(env, 'NAME', …)`. */
+/** Every environment variable infra/config.ts reads: `env.NAME`, `env['NAME']` and `int(env, 'NAME', …)`. */
 function variablesConfigReads(): Set<string> {
-  const source = fs.readFileSync(path.join(root, 'src/config.ts'), 'utf8');
+  const source = fs.readFileSync(path.join(root, 'infra/config.ts'), 'utf8');
   const names = new Set<string>();
   for (const re of [/\benv\.([A-Z][A-Z0-9_]*)/g, /\benv\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\]/g, /\(\s*env\s*,\s*['"]([A-Z][A-Z0-9_]*)['"]/g]) {
     for (const m of source.matchAll(re)) names.add(m[1]!);
@@ -107,7 +107,7 @@ t.test('api and worker: one image, their roles, health checks and start order', 
   t.match(dockerfile, /CMD \["bin\/service"\]/, 'runs the build as npm start does');
 });
 
-t.test('every variable the services set is one src/config.ts reads, and the needed ones are set', async (t) => {
+t.test('every variable the services set is one infra/config.ts reads, and the needed ones are set', async (t) => {
   const read = variablesConfigReads();
   t.ok(read.has('DATABASE_URL') && read.has('NATS_URL') && read.has('PORT'), 'the scan finds the configuration');
   const api = environmentOf('api');

@@ -1,5 +1,5 @@
 // Issue 30: the embedded default is a real PostgreSQL that the service runs itself under DATA_DIR.
-// The service runs here as `npm start` runs it (src/main.ts as a child process, no DATABASE_URL):
+// The service runs here as `npm start` runs it (app/main.ts as a child process, no DATABASE_URL):
 // - first start: initdb under DATA_DIR (as root: owned by the postgres user, a 0700 directory above
 //   made traversable), then SIGTERM stops the service and its server;
 // - SIGKILL leaves the server running: the next start finds it (postmaster.pid), uses it, and every
@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { stopEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
+import { stopEmbeddedPostgres } from '../infra/embedded-postgres.ts';
 import { request } from './helpers/app.ts';
 import { freePort } from './helpers/net.ts';
 
@@ -27,7 +27,7 @@ interface Service { child: ChildProcess; url: string; log: () => string; exited:
 async function start(dataDir: string, opts: { user?: string; expectFailure?: boolean } = {}): Promise<Service> {
   const port = await freePort();
   const env = { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'info' };
-  const args = ['--import', 'tsx', path.join(root, 'src/main.ts')];
+  const args = ['--import', 'tsx', path.join(root, 'app/main.ts')];
   const child = opts.user
     ? spawn('runuser', ['-u', opts.user, '--', process.execPath, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
     : spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -142,7 +142,7 @@ t.test('a stale postmaster.pid (the pid gone, or another program\'s now) never f
 /** Whether the postgres user can read this checkout (it may sit under a directory only root enters). */
 const checkoutReadable = () => {
   try {
-    execSync(`runuser -u postgres -- test -r ${JSON.stringify(path.join(root, 'src/main.ts'))}`);
+    execSync(`runuser -u postgres -- test -r ${JSON.stringify(path.join(root, 'app/main.ts'))}`);
     return true;
   } catch {
     return false;

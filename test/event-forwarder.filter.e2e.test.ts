@@ -6,13 +6,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { loadConfig, ConfigError } from '../src/config.ts';
-import { startApp } from '../src/app.ts';
-import { createLogger } from '../src/infra/log.ts';
-import { MemoryBus } from '../src/infra/bus/memory.ts';
-import { workers } from '../src/registry.ts';
-import { readCheckpoint } from '../src/projections/projector.ts';
-import { FORWARDER } from '../src/workers/event-forwarder.ts';
+import { loadConfig, ConfigError } from '../infra/config.ts';
+import { startApp } from '../app/app.ts';
+import { createLogger } from '../infra/log.ts';
+import { MemoryBus } from '../infra/bus/memory.ts';
+import { workers } from '../app/registry.ts';
+import { readCheckpoint } from '../projections/projector.ts';
+import { FORWARDER } from '../workers/event-forwarder.ts';
 import { testDatabase } from './helpers/db.ts';
 
 /** The in-process bus, counting what is published by event type. */

@@ -8,12 +8,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { loadConfig } from '../src/config.ts';
-import { startApp } from '../src/app.ts';
-import { createLogger } from '../src/infra/log.ts';
-import { MemoryBus } from '../src/infra/bus/memory.ts';
-import { readCheckpoint } from '../src/projections/projector.ts';
-import { FORWARDER, subjectOf } from '../src/workers/event-forwarder.ts';
+import { loadConfig } from '../infra/config.ts';
+import { startApp } from '../app/app.ts';
+import { createLogger } from '../infra/log.ts';
+import { MemoryBus } from '../infra/bus/memory.ts';
+import { readCheckpoint } from '../projections/projector.ts';
+import { FORWARDER, subjectOf } from '../workers/event-forwarder.ts';
 import { testDatabase } from './helpers/db.ts';
 import { sleep, waitFor } from './helpers/bus-contract.ts';
 

@@ -6,10 +6,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { loadConfig } from '../src/config.ts';
-import { startApp, type RunningApp } from '../src/app.ts';
-import { createLogger } from '../src/infra/log.ts';
-import { MemoryBus } from '../src/infra/bus/memory.ts';
+import { loadConfig } from '../infra/config.ts';
+import { startApp, type RunningApp } from '../app/app.ts';
+import { createLogger } from '../infra/log.ts';
+import { MemoryBus } from '../infra/bus/memory.ts';
 import { testDatabase } from './helpers/db.ts';
 
 /** The in-process bus, noting at each publish how far the service has read the global order. */

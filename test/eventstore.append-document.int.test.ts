@@ -5,8 +5,8 @@
 // DATABASE_URL is set.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../src/infra/clock.ts';
+import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { systemClock } from '../infra/clock.ts';
 import { dbLabel, testDatabase } from './helpers/db.ts';
 
 const awkward = {

@@ -2,9 +2,9 @@
 // share one transaction per round instead of a lone first writer going ahead of the others, and a
 // version conflict still fails only the append that expected the wrong version.
 import t from 'tap';
-import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../src/infra/clock.ts';
-import { WrongExpectedVersion } from '../src/infra/eventstore/types.ts';
+import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { systemClock } from '../infra/clock.ts';
+import { WrongExpectedVersion } from '../infra/eventstore/types.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
 
 t.comment(`on ${dbLabel}`);

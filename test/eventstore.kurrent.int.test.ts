@@ -6,9 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { ANY, NO_STREAM, START, WrongExpectedVersionError, type RecordedEvent as KurrentRecordedEvent } from '@kurrent/kurrentdb-client';
 import {
   KurrentEventStore, conflict, decodeEvent, encodeEvent, fromAll, positionFrom, streamState,
-} from '../src/infra/eventstore/kurrent.ts';
-import { WrongExpectedVersion } from '../src/infra/eventstore/types.ts';
-import { systemClock } from '../src/infra/clock.ts';
+} from '../infra/eventstore/kurrent.ts';
+import { WrongExpectedVersion } from '../infra/eventstore/types.ts';
+import { systemClock } from '../infra/clock.ts';
 import { eventStoreContract } from './helpers/eventstore-contract.ts';
 
 t.test('expected versions: number of events in the stream → KurrentDB stream state', async (t) => {

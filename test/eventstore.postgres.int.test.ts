@@ -1,8 +1,8 @@
 import t from 'tap';
 import pg from 'pg';
-import { PostgresEventStore, APPEND_LOCK_KEY } from '../src/infra/eventstore/postgres.ts';
-import { ManualClock, systemClock } from '../src/infra/clock.ts';
-import { openDatabase } from '../src/infra/db.ts';
+import { PostgresEventStore, APPEND_LOCK_KEY } from '../infra/eventstore/postgres.ts';
+import { ManualClock, systemClock } from '../infra/clock.ts';
+import { openDatabase } from '../infra/db.ts';
 import { eventStoreContract } from './helpers/eventstore-contract.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
 

@@ -5,9 +5,9 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { PrivatePostgres, postgresBinDir } from './helpers/private-postgres.ts';
-import { openDatabase, migrate } from '../src/infra/db.ts';
-import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../src/infra/clock.ts';
+import { openDatabase, migrate } from '../infra/db.ts';
+import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { systemClock } from '../infra/clock.ts';
 
 if (!process.env.DATABASE_URL) {
   t.skip('DATABASE_URL not set: the PostgreSQL restart test runs in the real-services pass', () => {});

@@ -4,9 +4,9 @@
 // and a stale expected version still fails only its own append.
 import t from 'tap';
 import pg from 'pg';
-import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../src/infra/clock.ts';
-import { WrongExpectedVersion } from '../src/infra/eventstore/types.ts';
+import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { systemClock } from '../infra/clock.ts';
+import { WrongExpectedVersion } from '../infra/eventstore/types.ts';
 import { testDatabase } from './helpers/db.ts';
 
 {

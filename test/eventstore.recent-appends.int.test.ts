@@ -2,10 +2,10 @@
 // right after the reader's position and goes on without a gap; anything else reads the table. And a
 // wake-up that announces nothing new (our own NOTIFY echo) costs no read.
 import t from 'tap';
-import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
-import { RecentAppends } from '../src/infra/eventstore/recent-appends.ts';
-import { systemClock } from '../src/infra/clock.ts';
-import type { RecordedEvent } from '../src/infra/eventstore/types.ts';
+import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { RecentAppends } from '../infra/eventstore/recent-appends.ts';
+import { systemClock } from '../infra/clock.ts';
+import type { RecordedEvent } from '../infra/eventstore/types.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
 
 t.comment(`on ${dbLabel}`);

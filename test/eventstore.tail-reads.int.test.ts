@@ -2,8 +2,8 @@
 // getting exactly its stream's events from its version on (bench issue 8: the webhook target's read
 // of the merchant stream was a quarter of a payin's statements).
 import t from 'tap';
-import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../src/infra/clock.ts';
+import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { systemClock } from '../infra/clock.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
 
 t.comment(`on ${dbLabel}`);

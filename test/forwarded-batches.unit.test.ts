@@ -2,7 +2,7 @@
 // its sequence number is unsettled; batches with nothing published share an entry; the list is
 // bounded by merging its oldest entries, which never makes a batch safe sooner.
 import t from 'tap';
-import { ForwardedBatches } from '../src/workers/forwarded-batches.ts';
+import { ForwardedBatches } from '../workers/forwarded-batches.ts';
 
 t.test('safe up to the last batch below the lowest unsettled sequence number', async (t) => {
   const b = new ForwardedBatches();

@@ -3,8 +3,8 @@
 // a child process (the flag applies to the whole V8 instance).
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { loadConfig } from '../src/config.ts';
-import { DEFAULT_HEAP_GROWING_PERCENT, setHeapGrowingPercent } from '../src/infra/heap-growth.ts';
+import { loadConfig } from '../infra/config.ts';
+import { DEFAULT_HEAP_GROWING_PERCENT, setHeapGrowingPercent } from '../infra/heap-growth.ts';
 
 const churn = (arg: string) => JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', 'test/helpers/heap-churn.ts', arg], {
   encoding: 'utf8', timeout: 60_000,

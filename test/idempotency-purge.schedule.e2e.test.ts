@@ -5,9 +5,9 @@
 import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import { until } from './helpers/money.ts';
-import { ManualClock } from '../src/infra/clock.ts';
-import { IDEMPOTENCY_TTL_MS } from '../src/commands/idempotency.ts';
-import { IDEMPOTENCY_PURGE_JOB, IDEMPOTENCY_PURGE_KEY, PURGE_EVERY_MS } from '../src/workers/idempotency-purge.ts';
+import { ManualClock } from '../infra/clock.ts';
+import { IDEMPOTENCY_TTL_MS } from '../commands/idempotency.ts';
+import { IDEMPOTENCY_PURGE_JOB, IDEMPOTENCY_PURGE_KEY, PURGE_EVERY_MS } from '../workers/idempotency-purge.ts';
 
 const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
 const h = await startTestApp({ clock });

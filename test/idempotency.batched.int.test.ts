@@ -4,9 +4,9 @@
 // table is sent to the locking path (in progress, replay or conflict).
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { IdempotencyStore, type HeldClaim } from '../src/commands/idempotency.ts';
-import { systemClock } from '../src/infra/clock.ts';
-import { DomainError } from '../src/domain/errors.ts';
+import { IdempotencyStore, type HeldClaim } from '../commands/idempotency.ts';
+import { systemClock } from '../infra/clock.ts';
+import { DomainError } from '../domain/errors.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
 
 t.comment(`on ${dbLabel}`);

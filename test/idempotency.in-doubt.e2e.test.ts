@@ -5,9 +5,9 @@
 // survives the doubt and reaches the provider; an attempt that certainly committed nothing deletes
 // only its own sealed OTP. A transfer's OTP goes to the provider whenever one was sent, as a payin's.
 import t from 'tap';
-import type { Services } from '../src/services.ts';
-import type { StreamAppend } from '../src/infra/eventstore/types.ts';
-import { WrongExpectedVersion } from '../src/infra/eventstore/types.ts';
+import type { Services } from '../commands/services.ts';
+import type { StreamAppend } from '../infra/eventstore/types.ts';
+import { WrongExpectedVersion } from '../infra/eventstore/types.ts';
 import { startTestApp, type MerchantCreds } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, topUp, until, wallet } from './helpers/money.ts';
 import { createTransfer, payerCM, recipientSN, settledTransfer, transferMerchant, transferQuote } from './helpers/transfers.ts';

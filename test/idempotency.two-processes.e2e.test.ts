@@ -12,11 +12,11 @@
 //    original, still-running request's payin needs.
 import t, { type Test } from 'tap';
 import pg from 'pg';
-import { loadConfig } from '../src/config.ts';
-import { startApp, type RunningApp } from '../src/app.ts';
-import { createLogger } from '../src/infra/log.ts';
-import { WrongExpectedVersion } from '../src/infra/eventstore/types.ts';
-import type { Services } from '../src/services.ts';
+import { loadConfig } from '../infra/config.ts';
+import { startApp, type RunningApp } from '../app/app.ts';
+import { createLogger } from '../infra/log.ts';
+import { WrongExpectedVersion } from '../infra/eventstore/types.ts';
+import type { Services } from '../commands/services.ts';
 import { startTestApp, request, ADMIN_TOKEN, type MerchantCreds, type TestApp } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, topUp, until, wallet } from './helpers/money.ts';
 import { recipientSN } from './helpers/transfers.ts';

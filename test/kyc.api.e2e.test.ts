@@ -6,7 +6,7 @@ import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { newCustomer, passport, reviewed, startFileServer, until } from './helpers/kyc.ts';
-import { KYC_REVIEW_JOB, reviewStep, reviewKey } from '../src/workers/kyc-review.ts';
+import { KYC_REVIEW_JOB, reviewStep, reviewKey } from '../workers/kyc-review.ts';
 
 const files = await startFileServer();
 t.teardown(() => files.close());

@@ -1,13 +1,13 @@
 // KYC on the customer aggregate as specifications: given these events, when this command, then these
 // events (or this refusal). Time and ids arrive in the command; nothing here reads the clock.
 import t, { type Test } from 'tap';
-import { fold } from '../src/domain/decider.ts';
-import { DomainError, InvariantViolation } from '../src/domain/errors.ts';
-import { customerDecider, type CustomerEvent, type CustomerState } from '../src/domain/customer.ts';
+import { fold } from '../domain/decider.ts';
+import { DomainError, InvariantViolation } from '../domain/errors.ts';
+import { customerDecider, type CustomerEvent, type CustomerState } from '../domain/customer.ts';
 import {
   completeReview, documentVerdict, filesOf, nextDocumentToCheck, recordDocumentCheck, requireKycFor, submitKyc,
   type FileCheck, type KycDocumentInput, type SubmitKyc,
-} from '../src/domain/kyc.ts';
+} from '../domain/kyc.ts';
 import { spec } from './helpers/spec.ts';
 
 const CUSTOMER = '11111111-1111-4111-8111-111111111111';

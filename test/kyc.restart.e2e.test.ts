@@ -4,7 +4,7 @@
 import t from 'tap';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { newCustomer, passport, reviewed, startFileServer, until } from './helpers/kyc.ts';
-import { KYC_REVIEW_JOB } from '../src/workers/kyc-review.ts';
+import { KYC_REVIEW_JOB } from '../workers/kyc-review.ts';
 
 const files = await startFileServer();
 t.teardown(() => files.close());

@@ -12,9 +12,9 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { startTestApp } from './helpers/app.ts';
 import { newCustomer, passport, reviewed } from './helpers/kyc.ts';
-import type { Resolver, UrlPolicy } from '../src/infra/url-safety.ts';
-import { fetchLimited, type Transport } from '../src/infra/safe-fetch.ts';
-import { MAX_KYC_FILE_BYTES } from '../src/workers/kyc-review.ts';
+import type { Resolver, UrlPolicy } from '../infra/url-safety.ts';
+import { fetchLimited, type Transport } from '../infra/safe-fetch.ts';
+import { MAX_KYC_FILE_BYTES } from '../workers/kyc-review.ts';
 
 // A TCP listener that counts connections: whatever the scheme, a connection attempt shows here.
 let connections = 0;

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { startTestApp, request, ADMIN_TOKEN, type HttpResult } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, until } from './helpers/money.ts';
-import { createLogger } from '../src/infra/log.ts';
+import { createLogger } from '../infra/log.ts';
 
 /** Collects JSON log lines (pino writes whole lines; a chunk may still hold several). */
 function capture() {

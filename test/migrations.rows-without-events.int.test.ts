@@ -3,12 +3,12 @@
 // code needs every row's events, which no row has any more), so they refill from the first event.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../src/infra/clock.ts';
-import { moneyProjection } from '../src/projections/money.ts';
-import { applyBatchToAll, ensureCheckpoints, readCheckpoint } from '../src/projections/projector.ts';
-import { historyOf } from '../src/projections/history.ts';
-import * as m015 from '../src/projections/migrations/015_rows_without_events.ts';
+import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { systemClock } from '../infra/clock.ts';
+import { moneyProjection } from '../projections/money.ts';
+import { applyBatchToAll, ensureCheckpoints, readCheckpoint } from '../projections/projector.ts';
+import { historyOf } from '../projections/history.ts';
+import * as m015 from '../infra/migrations/015_rows_without_events.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
 import { quoteCreated } from './helpers/quote-events.ts';
 

@@ -1,7 +1,7 @@
 // Money arithmetic: amounts as whole francs, fees rounded up, and the fixed-payout inversion.
 import t from 'tap';
-import { DomainError } from '../src/domain/errors.ts';
-import { checkAmountRange, feeFor, grossForNet, netOf, parseAmount, parsePercent, type FeeRule } from '../src/domain/money.ts';
+import { DomainError } from '../domain/errors.ts';
+import { checkAmountRange, feeFor, grossForNet, netOf, parseAmount, parsePercent, type FeeRule } from '../domain/money.ts';
 
 const refusal = (f: () => unknown): DomainError | undefined => {
   try {

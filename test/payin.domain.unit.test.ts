@@ -1,8 +1,8 @@
 // The payin aggregate: created → pending → completed | failed, once; and its rendering.
 import t from 'tap';
-import * as P from '../src/domain/payin.ts';
-import { fold } from '../src/domain/decider.ts';
-import { renderPayin } from '../src/projections/views/payin.ts';
+import * as P from '../domain/payin.ts';
+import { fold } from '../domain/decider.ts';
+import { renderPayin } from '../projections/views/payin.ts';
 import { spec } from './helpers/spec.ts';
 
 const at = '2026-06-01T10:00:00.000Z';

@@ -1,8 +1,8 @@
 // The payout aggregate: created → pending → completed | failed, once; and its rendering.
 import t from 'tap';
-import * as P from '../src/domain/payout.ts';
-import { fold } from '../src/domain/decider.ts';
-import { renderPayout } from '../src/projections/views/payout.ts';
+import * as P from '../domain/payout.ts';
+import { fold } from '../domain/decider.ts';
+import { renderPayout } from '../projections/views/payout.ts';
 import { spec } from './helpers/spec.ts';
 
 const at = '2026-06-01T10:00:00.000Z';

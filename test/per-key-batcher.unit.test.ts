@@ -2,7 +2,7 @@
 // once it is done (never two batches of a key at once); keys are independent; two calls for one
 // item never share a batch; the limit holds; each call gets its own answer or error.
 import t from 'tap';
-import { PerKeyBatcher } from '../src/commands/per-key-batcher.ts';
+import { PerKeyBatcher } from '../commands/per-key-batcher.ts';
 
 interface Item { id: string; n: number }
 

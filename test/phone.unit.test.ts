@@ -1,10 +1,10 @@
-// normalisePhone (src/domain/phone.ts): E.164 for the five covered countries, national forms
+// normalisePhone (domain/phone.ts): E.164 for the five covered countries, national forms
 // normalised, wrong country refused, both Benin numberings accepted.
 import t, { type Test } from 'tap';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
-import { normalisePhone } from '../src/domain/phone.ts';
-import { DomainError } from '../src/domain/errors.ts';
-import type { CountryCode } from '../src/domain/catalogue.ts';
+import { normalisePhone } from '../domain/phone.ts';
+import { DomainError } from '../domain/errors.ts';
+import type { CountryCode } from '../domain/catalogue.ts';
 
 function refusal(t: Test, raw: string, country: CountryCode | undefined, field = 'phone'): DomainError | undefined {
   try {

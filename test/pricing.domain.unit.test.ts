@@ -2,9 +2,9 @@
 // is a 400 bad_request naming its field, from the merchant decision and from the money arithmetic,
 // never a plain Error (which the API would answer with a 500).
 import t from 'tap';
-import { DomainError } from '../src/domain/errors.ts';
-import { checkFeeRule, feeFor, grossForNet, parsePercent } from '../src/domain/money.ts';
-import * as M from '../src/domain/merchant.ts';
+import { DomainError } from '../domain/errors.ts';
+import { checkFeeRule, feeFor, grossForNet, parsePercent } from '../domain/money.ts';
+import * as M from '../domain/merchant.ts';
 
 const refusal = (f: () => unknown): DomainError | undefined => {
   try {

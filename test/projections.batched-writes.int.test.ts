@@ -4,11 +4,11 @@
 // folded stream, not its events: earlier events come from the store, one query per batch.
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../src/infra/clock.ts';
-import { moneyProjection } from '../src/projections/money.ts';
-import { historyOf, historyThroughStore } from '../src/projections/history.ts';
-import type { RecordedEvent } from '../src/infra/eventstore/types.ts';
+import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { systemClock } from '../infra/clock.ts';
+import { moneyProjection } from '../projections/money.ts';
+import { historyOf, historyThroughStore } from '../projections/history.ts';
+import type { RecordedEvent } from '../infra/eventstore/types.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
 import { quoteConsumed, quoteCreated } from './helpers/quote-events.ts';
 

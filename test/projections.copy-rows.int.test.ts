@@ -2,13 +2,13 @@
 // reads back as written, whatever characters it holds, and a duplicate fails rather than overwrites.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { copyRows, copyValue } from '../src/projections/copy-rows.ts';
-import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../src/infra/clock.ts';
-import { moneyProjection } from '../src/projections/money.ts';
-import { applyBatchToAll, ensureCheckpoints } from '../src/projections/projector.ts';
-import { historyOf } from '../src/projections/history.ts';
-import { rebuildProjection } from '../src/projections/rebuild.ts';
+import { copyRows, copyValue } from '../projections/copy-rows.ts';
+import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { systemClock } from '../infra/clock.ts';
+import { moneyProjection } from '../projections/money.ts';
+import { applyBatchToAll, ensureCheckpoints } from '../projections/projector.ts';
+import { historyOf } from '../projections/history.ts';
+import { rebuildProjection } from '../projections/rebuild.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
 import { quoteCreated } from './helpers/quote-events.ts';
 

@@ -4,14 +4,14 @@
 // careful way (under the checkpoint lock) applies the batch once (bench issue 8).
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore } from '../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../src/infra/clock.ts';
-import { moneyProjection } from '../src/projections/money.ts';
-import { applyBatchToAll, ensureCheckpoints, readCheckpoint, writeCheckpoint } from '../src/projections/projector.ts';
-import { applyInOneStatement } from '../src/projections/one-statement-batch.ts';
-import { RowCache } from '../src/projections/row-cache.ts';
-import { historyOf } from '../src/projections/history.ts';
-import type { Projection } from '../src/projections/projection.ts';
+import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { systemClock } from '../infra/clock.ts';
+import { moneyProjection } from '../projections/money.ts';
+import { applyBatchToAll, ensureCheckpoints, readCheckpoint, writeCheckpoint } from '../projections/projector.ts';
+import { applyInOneStatement } from '../projections/one-statement-batch.ts';
+import { RowCache } from '../projections/row-cache.ts';
+import { historyOf } from '../projections/history.ts';
+import type { Projection } from '../projections/projection.ts';
 import { testDatabase } from './helpers/db.ts';
 import { projectionBatches } from './helpers/projection-batches.ts';
 import { quoteConsumed, quoteCreated } from './helpers/quote-events.ts';

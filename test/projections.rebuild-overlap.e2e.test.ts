@@ -6,11 +6,11 @@ import t from 'tap';
 import type { Knex } from 'knex';
 import { newCustomer, settledPayins, topUp } from './helpers/money.ts';
 import { startTestApp } from './helpers/app.ts';
-import { rebuildProjection } from '../src/projections/rebuild.ts';
-import { STATE_TABLE, ShadowTakenOver } from '../src/projections/shadow.ts';
-import { moneyProjection } from '../src/projections/money.ts';
-import type { Projection } from '../src/projections/projection.ts';
-import type { EventStore } from '../src/infra/eventstore/types.ts';
+import { rebuildProjection } from '../projections/rebuild.ts';
+import { STATE_TABLE, ShadowTakenOver } from '../projections/shadow.ts';
+import { moneyProjection } from '../projections/money.ts';
+import type { Projection } from '../projections/projection.ts';
+import type { EventStore } from '../infra/eventstore/types.ts';
 
 {
   const h = await startTestApp();

@@ -1,5 +1,5 @@
-// Rebuilding read models from the event store (src/projections/rebuild.ts) and the
-// `npm run projections` CLI (src/cli/projections.ts).
+// Rebuilding read models from the event store (projections/rebuild.ts) and the
+// `npm run projections` CLI (cli/projections.ts).
 import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,13 +10,13 @@ import t from 'tap';
 import type { Knex } from 'knex';
 import { leg, newCustomer, party, quote, settled, settledPayins, topUp, until } from './helpers/money.ts';
 import { startTestApp } from './helpers/app.ts';
-import { projections } from '../src/registry.ts';
-import { countEvents, projectionStatus, rebuildProjection } from '../src/projections/rebuild.ts';
-import { ShadowTakenOver, createShadow } from '../src/projections/shadow.ts';
-import { readCheckpoint, writeCheckpoint } from '../src/projections/projector.ts';
-import { openConfiguredDatabase, migrate } from '../src/infra/db.ts';
-import { stopEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
-import type { EventStore } from '../src/infra/eventstore/types.ts';
+import { projections } from '../app/registry.ts';
+import { countEvents, projectionStatus, rebuildProjection } from '../projections/rebuild.ts';
+import { ShadowTakenOver, createShadow } from '../projections/shadow.ts';
+import { readCheckpoint, writeCheckpoint } from '../projections/projector.ts';
+import { openConfiguredDatabase, migrate } from '../infra/db.ts';
+import { stopEmbeddedPostgres } from '../infra/embedded-postgres.ts';
+import type { EventStore } from '../infra/eventstore/types.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -176,7 +176,7 @@ t.test('lag counts events: in SQL for the PostgreSQL store, by reading through f
 interface Run { code: number | null; stdout: string; stderr: string }
 function cli(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/projections.ts'), ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'cli/projections.ts'), ...args], {
       cwd: root, env: { ...process.env, LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

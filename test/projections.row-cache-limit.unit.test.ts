@@ -1,7 +1,7 @@
 // The row cache keeps at most its limit: the rows written longest ago go first, a row written again
 // counts as new, and a batch larger than the limit keeps its own newest rows.
 import t from 'tap';
-import { RowCache } from '../src/projections/row-cache.ts';
+import { RowCache } from '../projections/row-cache.ts';
 
 const row = (version: number) => ({ version, events: [] });
 const kept = (c: RowCache, ids: string[]) => ids.filter((id) => c.get('t', id) !== undefined);

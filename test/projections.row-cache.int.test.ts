@@ -3,9 +3,9 @@
 // and never trusts its memory once anyone else moved the projection (another process, a failed batch).
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { moneyProjection } from '../src/projections/money.ts';
-import { applyBatchToAll } from '../src/projections/projector.ts';
-import { RowCache } from '../src/projections/row-cache.ts';
+import { moneyProjection } from '../projections/money.ts';
+import { applyBatchToAll } from '../projections/projector.ts';
+import { RowCache } from '../projections/row-cache.ts';
 import { dbLabel } from './helpers/db.ts';
 import { projectionBatches } from './helpers/projection-batches.ts';
 import { quoteConsumed, quoteCreated } from './helpers/quote-events.ts';

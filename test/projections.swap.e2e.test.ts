@@ -1,4 +1,4 @@
-// The swap at the end of an online rebuild (src/projections/swap.ts): the rebuilt tables are moved in
+// The swap at the end of an online rebuild (projections/swap.ts): the rebuilt tables are moved in
 // place of the live ones and keep everything the live ones had (indexes under their names,
 // constraints, compression, logged, grants), readers never see an empty table meanwhile, and tables
 // a move would not carry over (here: a view depends on one) get their rows copied instead.
@@ -8,8 +8,8 @@ import pg from 'pg';
 import type { Knex } from 'knex';
 import { newCustomer, settledPayins, topUp } from './helpers/money.ts';
 import { startTestApp } from './helpers/app.ts';
-import { moneyProjection } from '../src/projections/money.ts';
-import { rebuildProjection } from '../src/projections/rebuild.ts';
+import { moneyProjection } from '../projections/money.ts';
+import { rebuildProjection } from '../projections/rebuild.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());

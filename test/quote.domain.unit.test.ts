@@ -1,8 +1,8 @@
 // Quotes: pricing, routing refusals, transfer corridors and fixed payouts, and using a quote once.
 import t from 'tap';
-import * as Q from '../src/domain/quote.ts';
-import { DEFAULT_PRICING, DEFAULT_ROUTING } from '../src/domain/merchant.ts';
-import { grossForNet, netOf } from '../src/domain/money.ts';
+import * as Q from '../domain/quote.ts';
+import { DEFAULT_PRICING, DEFAULT_ROUTING } from '../domain/merchant.ts';
+import { grossForNet, netOf } from '../domain/money.ts';
 import { spec } from './helpers/spec.ts';
 
 const at = '2026-06-01T10:00:00.000Z';

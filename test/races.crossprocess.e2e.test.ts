@@ -4,9 +4,9 @@
 // quote raced by both (exactly one payment).
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../src/config.ts';
-import { startApp, type RunningApp } from '../src/app.ts';
-import { createLogger } from '../src/infra/log.ts';
+import { loadConfig } from '../infra/config.ts';
+import { startApp, type RunningApp } from '../app/app.ts';
+import { createLogger } from '../infra/log.ts';
 import { startTestApp, request, ADMIN_TOKEN, type MerchantCreds, type TestApp } from './helpers/app.ts';
 import { leg, quote, topUp, wallet } from './helpers/money.ts';
 

@@ -78,7 +78,7 @@ async function run(t: Test, natsUrl: string): Promise<void> {
   async function start(name: string, role: 'api' | 'worker'): Promise<Proc> {
     const port = await freePort();
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `mp-${name}-`));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', role], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts', '--role', role], {
       cwd: root,
       env: {
         PATH: process.env.PATH, HOME: process.env.HOME,

@@ -5,9 +5,9 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
-import { ManualClock } from '../src/infra/clock.ts';
-import { SandboxProvider } from '../src/infra/providers/sandbox.ts';
-import type { InitiateLeg } from '../src/infra/providers/types.ts';
+import { ManualClock } from '../infra/clock.ts';
+import { SandboxProvider } from '../infra/providers/sandbox.ts';
+import type { InitiateLeg } from '../infra/providers/types.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());

@@ -2,8 +2,8 @@
 // calls one after another: a repeated key keeps its first job, or with `replace` takes the last.
 import t from 'tap';
 import pino from 'pino';
-import { Scheduler } from '../src/infra/scheduler.ts';
-import { ManualClock } from '../src/infra/clock.ts';
+import { Scheduler } from '../infra/scheduler.ts';
+import { ManualClock } from '../infra/clock.ts';
 import { testDatabase } from './helpers/db.ts';
 
 const log = pino({ level: 'silent' });

@@ -2,8 +2,8 @@
 // stop() waits for the removals under way.
 import t, { type Test } from 'tap';
 import pino from 'pino';
-import { Scheduler } from '../src/infra/scheduler.ts';
-import { systemClock } from '../src/infra/clock.ts';
+import { Scheduler } from '../infra/scheduler.ts';
+import { systemClock } from '../infra/clock.ts';
 import { testDatabase } from './helpers/db.ts';
 
 const log = pino({ level: 'silent' });

@@ -1,8 +1,8 @@
 // The durable job scheduler: idempotent scheduling, due times, retries, replace, crash takeover.
 import t from 'tap';
 import pino from 'pino';
-import { Scheduler, type Job } from '../src/infra/scheduler.ts';
-import { ManualClock } from '../src/infra/clock.ts';
+import { Scheduler, type Job } from '../infra/scheduler.ts';
+import { ManualClock } from '../infra/clock.ts';
 import { testDatabase } from './helpers/db.ts';
 
 const log = pino({ level: 'silent' });

@@ -3,8 +3,8 @@
 // and the next process fetched it again: kyc.restart.e2e.test.ts failed once in CI.)
 import t from 'tap';
 import pino from 'pino';
-import { Scheduler } from '../src/infra/scheduler.ts';
-import { systemClock } from '../src/infra/clock.ts';
+import { Scheduler } from '../infra/scheduler.ts';
+import { systemClock } from '../infra/clock.ts';
 import { testDatabase } from './helpers/db.ts';
 
 const log = pino({ level: 'silent' });

@@ -3,8 +3,8 @@
 // waited a whole poll interval, at every hop of a payment's webhook chain.
 import t from 'tap';
 import pino from 'pino';
-import { Scheduler } from '../src/infra/scheduler.ts';
-import { systemClock } from '../src/infra/clock.ts';
+import { Scheduler } from '../infra/scheduler.ts';
+import { systemClock } from '../infra/clock.ts';
 import { testDatabase } from './helpers/db.ts';
 
 const log = pino({ level: 'silent' });

@@ -4,7 +4,7 @@
 // at the most verbose level. Then every text, json and bytea column of every table of the database
 // and every event payload of the event store are searched for each secret issued, as a whole token:
 // none may be there in clear (API secrets are kept as keyed hashes, signing secrets and OTPs
-// sealed; see src/infra/secrets.ts and src/infra/otp-vault.ts). The logs carry none of them either,
+// sealed; see infra/secrets.ts and infra/otp-vault.ts). The logs carry none of them either,
 // nor a full API key or the operator token.
 import t from 'tap';
 import { Writable } from 'node:stream';

@@ -1,8 +1,8 @@
 // SeenVersions: the newest version of each watched stream read in the global order, and up to which
 // position that is complete (the baseline at start, then the readers' intervals without a gap).
 import t from 'tap';
-import { SeenVersions } from '../src/infra/eventstore/seen-versions.ts';
-import type { RecordedEvent } from '../src/infra/eventstore/types.ts';
+import { SeenVersions } from '../infra/eventstore/seen-versions.ts';
+import type { RecordedEvent } from '../infra/eventstore/types.ts';
 
 const ev = (streamId: string, version: number, position: bigint): RecordedEvent => ({
   id: `${streamId}-${version}`, streamId, version, position, type: 't', data: {}, metadata: {}, createdAt: new Date(0),

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import { request } from './helpers/app.ts';
 import { freePort } from './helpers/net.ts';
-import { stopEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
+import { stopEmbeddedPostgres } from '../infra/embedded-postgres.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
@@ -19,12 +19,12 @@ t.test('npm run build empties dist/ and compiles the service with its static fil
   fs.mkdirSync(dist, { recursive: true });
   fs.writeFileSync(path.join(dist, 'removed-module.js'), 'throw new Error("stale")\n');
   execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'pipe' });
-  t.notOk(fs.existsSync(path.join(dist, 'removed-module.js')), 'a module no longer in src/ is gone');
-  for (const f of ['main.js', 'infra/embedded-postgres.js', 'dashboard/static/dashboard.css', 'dashboard/static/dashboard.js']) {
+  t.notOk(fs.existsSync(path.join(dist, 'removed-module.js')), 'a module no longer in the sources is gone');
+  for (const f of ['app/main.js', 'infra/embedded-postgres.js', 'dashboard/static/dashboard.css', 'dashboard/static/dashboard.js']) {
     t.ok(fs.existsSync(path.join(dist, f)), f);
   }
-  const app = fs.readFileSync(path.join(dist, 'app.js'), 'utf8');
-  t.match(app, /from ["']\.\/infra\/clock\.js["']/, 'relative imports point at the compiled .js files');
+  const app = fs.readFileSync(path.join(dist, 'app/app.js'), 'utf8');
+  t.match(app, /from ["']\.\.\/infra\/clock\.js["']/, 'relative imports point at the compiled .js files');
   t.notMatch(app, /from ["']\.{1,2}\/[^"']*\.ts["']/, 'none at a .ts file');
 });
 
@@ -34,7 +34,7 @@ t.test('builds at the same time (two roles started together) all succeed and lea
     c.once('exit', (code) => resolve(code));
   });
   t.same(await Promise.all([build(), build(), build()]), [0, 0, 0], 'every build exits 0');
-  t.ok(fs.existsSync(path.join(dist, 'main.js')) && fs.existsSync(path.join(dist, 'dashboard/static/dashboard.css')), 'dist/ is complete');
+  t.ok(fs.existsSync(path.join(dist, 'app/main.js')) && fs.existsSync(path.join(dist, 'dashboard/static/dashboard.css')), 'dist/ is complete');
   t.same(fs.readdirSync(root).filter((f) => f.startsWith('dist.')), [], 'no build directory left behind');
 });
 
@@ -73,8 +73,8 @@ t.test('bin/service runs the build on an empty data directory, then stops on SIG
 
   // One process (the script exec'd node): the settings are the service's own.
   const cmdline = fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-  t.ok(cmdline.some((a) => a.endsWith('dist/main.js')), `runs the build: ${cmdline.join(' ')}`);
-  const main = cmdline.findIndex((a) => a.endsWith('dist/main.js'));
+  t.ok(cmdline.some((a) => a.endsWith('dist/app/main.js')), `runs the build: ${cmdline.join(' ')}`);
+  const main = cmdline.findIndex((a) => a.endsWith('dist/app/main.js'));
   t.same(cmdline.slice(main - 2, main), ['--stack-trace-limit=12', '--max-semi-space-size=16'], 'SERVICE_NODE_OPTIONS reach node, one option per word, before the script');
   t.same(cmdline.slice(main + 1), ['--role', 'all'], "the script's arguments reach the service");
   t.notOk(cmdline.some((a) => a.includes('tsx')), 'no TypeScript loader');

@@ -1,6 +1,6 @@
 // Issue 7, point 5: on SIGTERM the service stops taking requests, finishes the ones in flight,
 // closes its connections and exits 0; what it answered 2xx is there after a restart. Runs the real
-// entry point (`src/main.ts`) embedded, on a data directory of its own.
+// entry point (`app/main.ts`) embedded, on a data directory of its own.
 import t from 'tap';
 import http from 'node:http';
 import net from 'node:net';
@@ -18,7 +18,7 @@ t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 
 async function startService(port: number): Promise<{ child: ChildProcess; exit: Promise<number | null>; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts'], {
     cwd: root,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { startTestApp, request } from './helpers/app.ts';
 import { businessDay, cli } from './helpers/finance.ts';
 import { wallet } from './helpers/money.ts';
-import { statementCsv, STATEMENT_CSV_COLUMNS, type Statement, type StatementLine } from '../src/projections/statements.ts';
+import { statementCsv, STATEMENT_CSV_COLUMNS, type Statement, type StatementLine } from '../projections/statements.ts';
 
 const h = await startTestApp({ env: { SANDBOX_SETTLE_MS: '30' } });
 t.teardown(() => h.stop());

@@ -1,6 +1,6 @@
 // The transfer aggregate, as given/when/then specifications.
 import t from 'tap';
-import * as T from '../src/domain/transfer.ts';
+import * as T from '../domain/transfer.ts';
 import { spec } from './helpers/spec.ts';
 
 const at = '2026-06-01T10:00:00.000Z';

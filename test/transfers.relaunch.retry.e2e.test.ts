@@ -3,13 +3,13 @@
 // resource id, and must answer the relaunch it already made (200, the transfer disbursing), not
 // refuse it with 400 relaunch_not_allowed because the transfer is no longer failed.
 import t from 'tap';
-import * as T from '../src/domain/transfer.ts';
+import * as T from '../domain/transfer.ts';
 import { spec } from './helpers/spec.ts';
 import { startTestApp } from './helpers/app.ts';
 import { createTransfer, recipientSN, settledTransfer, transferMerchant, waitFor } from './helpers/transfers.ts';
-import { requestHash } from '../src/commands/idempotency.ts';
-import { relaunchPayout } from '../src/commands/transfers.ts';
-import type { Recipient } from '../src/domain/payment.ts';
+import { requestHash } from '../commands/idempotency.ts';
+import { relaunchPayout } from '../commands/transfers.ts';
+import type { Recipient } from '../domain/payment.ts';
 
 t.test('domain: a relaunch decided again by the same request decides nothing; another request is refused', async (t) => {
   const at = '2026-06-01T10:00:00.000Z';

@@ -1,9 +1,9 @@
 // The wallet ledger, as given/when/then specifications: balanced postings, holds that are posted
 // or released once, credits once, and a balance that never goes below zero.
 import t from 'tap';
-import * as W from '../src/domain/wallet.ts';
-import { fold } from '../src/domain/decider.ts';
-import { InvariantViolation } from '../src/domain/errors.ts';
+import * as W from '../domain/wallet.ts';
+import { fold } from '../domain/decider.ts';
+import { InvariantViolation } from '../domain/errors.ts';
 import { spec } from './helpers/spec.ts';
 
 const m = '11111111-1111-4111-8111-111111111111';

@@ -8,11 +8,11 @@ import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import type { MerchantCreds } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, topUp, until, wallet } from './helpers/money.ts';
-import { settlePayin } from '../src/commands/payins.ts';
-import { settlePayout } from '../src/commands/payouts.ts';
-import { streams } from '../src/commands/streams.ts';
-import * as W from '../src/domain/wallet.ts';
-import type { EventStore, StreamAppend } from '../src/infra/eventstore/types.ts';
+import { settlePayin } from '../commands/payins.ts';
+import { settlePayout } from '../commands/payouts.ts';
+import { streams } from '../commands/streams.ts';
+import * as W from '../domain/wallet.ts';
+import type { EventStore, StreamAppend } from '../infra/eventstore/types.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());

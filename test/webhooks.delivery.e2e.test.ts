@@ -12,10 +12,10 @@ import {
   startReceiver, until, sleep, widgetResource, appendWidget, widgetCreated, widgetCompleted, widgetFailed, widgetStep,
   widgetAmended, completedWidget, configureWebhook, eventsOf, type Delivery,
 } from './helpers/webhooks.ts';
-import { registerWebhookResource } from '../src/workers/webhooks/resources.ts';
-import { recordWebhookEvent } from '../src/workers/webhooks/store.ts';
-import { toMessage } from '../src/workers/event-forwarder.ts';
-import { verifyWebhook, WebhookVerificationError } from '../src/webhook-verifier/index.ts';
+import { registerWebhookResource } from '../workers/webhooks/resources.ts';
+import { recordWebhookEvent } from '../workers/webhooks/store.ts';
+import { toMessage } from '../workers/event-forwarder.ts';
+import { verifyWebhook, WebhookVerificationError } from '../webhook-verifier/index.ts';
 
 registerWebhookResource(widgetResource);
 const h = await startTestApp({ env: { WEBHOOK_RETRY_SCHEDULE: '0.05,0.05,0.05,0.05,0.05,0.05', WEBHOOK_TIMEOUT_MS: '2000' } });

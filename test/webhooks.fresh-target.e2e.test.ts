@@ -6,8 +6,8 @@ import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
 import { startReceiver, until, widgetResource, appendWidget, widgetCreated, widgetCompleted, configureWebhook } from './helpers/webhooks.ts';
-import { registerWebhookResource } from '../src/workers/webhooks/resources.ts';
-import { verifyWebhook } from '../src/webhook-verifier/index.ts';
+import { registerWebhookResource } from '../workers/webhooks/resources.ts';
+import { verifyWebhook } from '../webhook-verifier/index.ts';
 
 registerWebhookResource(widgetResource);
 const h = await startTestApp({ env: { WEBHOOK_RETRY_SCHEDULE: '60,60,60,60,60,60', WEBHOOK_TIMEOUT_MS: '2000' } });

@@ -3,8 +3,8 @@
 import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import { startReceiver, until, widgetResource, completedWidget, configureWebhook, eventsOf } from './helpers/webhooks.ts';
-import { registerWebhookResource } from '../src/workers/webhooks/resources.ts';
-import { PER_MERCHANT_CONCURRENCY } from '../src/workers/webhooks/delivery.ts';
+import { registerWebhookResource } from '../workers/webhooks/resources.ts';
+import { PER_MERCHANT_CONCURRENCY } from '../workers/webhooks/delivery.ts';
 
 registerWebhookResource(widgetResource);
 const TIMEOUT_MS = 2500;

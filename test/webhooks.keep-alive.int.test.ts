@@ -5,7 +5,7 @@
 import t from 'tap';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { postWebhook, signedHeaders } from '../src/workers/webhooks/sender.ts';
+import { postWebhook, signedHeaders } from '../workers/webhooks/sender.ts';
 
 async function server(opts: { resetSecondRequest?: boolean } = {}) {
   const sockets = new Set<Socket>();

@@ -1,7 +1,7 @@
 // The per-merchant delivery limiter: an attempt over the bound is put back for about one of that
 // merchant's recent attempts, so a fast endpoint's burst waits milliseconds, a hanging one's seconds.
 import t from 'tap';
-import { BUSY_RETRY_MIN_MS, KeyedLimiter } from '../src/workers/webhooks/delivery.ts';
+import { BUSY_RETRY_MIN_MS, KeyedLimiter } from '../workers/webhooks/delivery.ts';
 
 t.test('put-backs follow the merchant\'s own attempt durations, within bounds', async (t) => {
   const l = new KeyedLimiter(2);

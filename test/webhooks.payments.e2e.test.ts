@@ -6,7 +6,7 @@ import t from 'tap';
 import { startTestApp, type MerchantCreds } from './helpers/app.ts';
 import { newCustomer, quote, leg, topUp, party, settled } from './helpers/money.ts';
 import { startReceiver, until, sleep, configureWebhook, eventsOf, type Receiver } from './helpers/webhooks.ts';
-import { verifyWebhook } from '../src/webhook-verifier/index.ts';
+import { verifyWebhook } from '../webhook-verifier/index.ts';
 
 const h = await startTestApp({ env: { SANDBOX_SETTLE_MS: '50' } });
 t.teardown(() => h.stop());

@@ -5,9 +5,9 @@ import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
 import { startReceiver, until, widgetResource, appendWidget, widgetCreated, widgetCompleted, configureWebhook, eventsOf } from './helpers/webhooks.ts';
-import { registerWebhookResource } from '../src/workers/webhooks/resources.ts';
-import { recordWebhookEvent } from '../src/workers/webhooks/store.ts';
-import { toMessage } from '../src/workers/event-forwarder.ts';
+import { registerWebhookResource } from '../workers/webhooks/resources.ts';
+import { recordWebhookEvent } from '../workers/webhooks/store.ts';
+import { toMessage } from '../workers/event-forwarder.ts';
 
 // Registered after the start: the service's recorder does not consume widget events, so only the
 // calls below record them.

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import {
   startReceiver, until, sleep, widgetResource, completedWidget, configureWebhook, eventsOf, appendWidget, widgetCreated, widgetCompleted,
 } from './helpers/webhooks.ts';
-import { registerWebhookResource } from '../src/workers/webhooks/resources.ts';
-import { verifyWebhook } from '../src/webhook-verifier/index.ts';
+import { registerWebhookResource } from '../workers/webhooks/resources.ts';
+import { verifyWebhook } from '../webhook-verifier/index.ts';
 
 registerWebhookResource(widgetResource);
 const env = { WEBHOOK_RETRY_SCHEDULE: '1.5,1.5,1.5,1.5,1.5,1.5', WEBHOOK_TIMEOUT_MS: '2000' };

@@ -11,7 +11,7 @@ import {
   startReceiver, until, widgetResource, appendWidget, widgetCreated, widgetCompleted, widgetStep, configureWebhook,
   eventsOf,
 } from './helpers/webhooks.ts';
-import { registerWebhookResource } from '../src/workers/webhooks/resources.ts';
+import { registerWebhookResource } from '../workers/webhooks/resources.ts';
 
 registerWebhookResource(widgetResource);
 const h = await startTestApp({ env: { WEBHOOK_RETRY_SCHEDULE: '0.05,0.05,0.05,0.05,0.05,0.05', WEBHOOK_TIMEOUT_MS: '2000' } });

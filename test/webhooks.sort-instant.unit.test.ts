@@ -1,7 +1,7 @@
 // GET /events lists newest first by the row's created_at; events appended together share one
 // timestamp, so the stream version breaks the tie (api.transfers.e2e.test.ts checks the list itself).
 import t from 'tap';
-import { sortInstant } from '../src/workers/webhooks/store.ts';
+import { sortInstant } from '../workers/webhooks/store.ts';
 
 t.test('same instant: a later stream version sorts later, by microseconds only', async (t) => {
   const at = '2026-11-23T10:00:00.123Z';

@@ -7,9 +7,9 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { startTestApp } from './helpers/app.ts';
 import { until, sleep, widgetResource, completedWidget, eventsOf } from './helpers/webhooks.ts';
-import { registerWebhookResource } from '../src/workers/webhooks/resources.ts';
-import { postWebhook, signedHeaders } from '../src/workers/webhooks/sender.ts';
-import type { Resolver } from '../src/infra/url-safety.ts';
+import { registerWebhookResource } from '../workers/webhooks/resources.ts';
+import { postWebhook, signedHeaders } from '../workers/webhooks/sender.ts';
+import type { Resolver } from '../infra/url-safety.ts';
 
 registerWebhookResource(widgetResource);
 

@@ -8,11 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
 import { startReceiver, until, widgetResource, appendWidget, widgetCreated, widgetCompleted, configureWebhook, eventsOf } from './helpers/webhooks.ts';
 import type { MerchantCreds } from './helpers/app.ts';
-import { registerWebhookResource } from '../src/workers/webhooks/resources.ts';
-import { recordWebhookEvent } from '../src/workers/webhooks/store.ts';
-import { webhookTargetAsOf } from '../src/workers/webhooks/targets.ts';
-import { toMessage } from '../src/workers/event-forwarder.ts';
-import { streams } from '../src/commands/streams.ts';
+import { registerWebhookResource } from '../workers/webhooks/resources.ts';
+import { recordWebhookEvent } from '../workers/webhooks/store.ts';
+import { webhookTargetAsOf } from '../workers/webhooks/targets.ts';
+import { toMessage } from '../workers/event-forwarder.ts';
+import { streams } from '../commands/streams.ts';
 
 // Registered after the start: the service's recorder does not consume widget events, so only the
 // calls below record them.

@@ -1,9 +1,9 @@
-// The merchant-side verifier (src/webhook-verifier): signature over "<timestamp>.<raw body>",
+// The merchant-side verifier (webhook-verifier): signature over "<timestamp>.<raw body>",
 // timestamp tolerance, header forms, secret lists, and a typed error for every refusal. Signatures
 // are made with the service's own signer, so both sides are checked against each other.
 import t, { type Test } from 'tap';
-import { verifyWebhook, computeSignature, WebhookVerificationError } from '../src/webhook-verifier/index.ts';
-import { sign, signedHeaders } from '../src/workers/webhooks/sender.ts';
+import { verifyWebhook, computeSignature, WebhookVerificationError } from '../webhook-verifier/index.ts';
+import { sign, signedHeaders } from '../workers/webhooks/sender.ts';
 
 const secret = 'whsec_test_secret_0123456789';
 const now = new Date('2026-06-01T10:00:00Z');

@@ -1,12 +1,12 @@
 // Triggers that move money or record a merchant's webhook are never dead-lettered: they are
 // retried, with capped backoff, past the bus's default delivery limit until they succeed.
 import t from 'tap';
-import { MemoryBus } from '../src/infra/bus/memory.ts';
-import { DEFAULT_MAX_DELIVER, type ConsumerOptions } from '../src/infra/bus/types.ts';
-import { neverGiveUp } from '../src/workers/never-give-up.ts';
-import { createLogger } from '../src/infra/log.ts';
-import { GATEWAY } from '../src/workers/provider-gateway.ts';
-import { WEBHOOK_RECORDER } from '../src/workers/webhooks/index.ts';
+import { MemoryBus } from '../infra/bus/memory.ts';
+import { DEFAULT_MAX_DELIVER, type ConsumerOptions } from '../infra/bus/types.ts';
+import { neverGiveUp } from '../workers/never-give-up.ts';
+import { createLogger } from '../infra/log.ts';
+import { GATEWAY } from '../workers/provider-gateway.ts';
+import { WEBHOOK_RECORDER } from '../workers/webhooks/index.ts';
 import { startTestApp } from './helpers/app.ts';
 
 t.test('a handler failing far past the default delivery limit is still retried, then succeeds', async (t) => {

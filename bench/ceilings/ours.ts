@@ -1,10 +1,10 @@
-// Our event store (src/infra/eventstore/postgres.ts, with group commit) behind the Appender
+// Our event store (infra/eventstore/postgres.ts, with group commit) behind the Appender
 // interface, on the PostgreSQL at `databaseUrl` (the machine's server, or an embedded PostgreSQL
 // the append scenario started: the same code path).
-import { migrate, openDatabase, type Database } from '../../src/infra/db.ts';
-import { systemClock } from '../../src/infra/clock.ts';
-import { PostgresEventStore } from '../../src/infra/eventstore/postgres.ts';
-import { WrongExpectedVersion } from '../../src/infra/eventstore/types.ts';
+import { migrate, openDatabase, type Database } from '../../infra/db.ts';
+import { systemClock } from '../../infra/clock.ts';
+import { PostgresEventStore } from '../../infra/eventstore/postgres.ts';
+import { WrongExpectedVersion } from '../../infra/eventstore/types.ts';
 import type { Appender } from '../lib/writers.ts';
 
 export async function ourAppender(opts: { databaseUrl: string }): Promise<Appender & { db: Database; store: PostgresEventStore; close(): Promise<void> }> {

@@ -2,6 +2,8 @@
 // payin-create hot path can be read without a GUI (bench/profile.ts prints it; bench/PROFILE.md
 // is the written analysis).
 import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 interface Node {
   id: number;
@@ -23,9 +25,9 @@ function fileOf(url: string): string {
   if (u.startsWith('node:')) return u;
   // The service runs from its build (dist/*.js, bin/service): named by the source file it came from.
   const dist = u.lastIndexOf('/dist/');
-  if (dist >= 0) return `src/${u.slice(dist + 6).replace(/\.js$/, '.ts')}`;
-  const src = u.indexOf('/src/');
-  return src >= 0 ? u.slice(src + 1) : u;
+  if (dist >= 0) return u.slice(dist + 6).replace(/\.js$/, '.ts');
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+  return u.startsWith(`${root}/`) ? u.slice(root.length + 1) : u;
 }
 
 export function aggregate(file: string, top = 25): { totalMs: number; byFunction: Row[]; byFile: Row[] } {

@@ -1,11 +1,11 @@
-// The embedded PostgreSQL (src/infra/embedded-postgres.ts) as the bench uses it: data directories
+// The embedded PostgreSQL (infra/embedded-postgres.ts) as the bench uses it: data directories
 // the server's user can reach, a server of the bench's own for a ceiling (stopped afterwards, also
 // on failure), and the memory of a server's processes, read from /proc.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { embeddedDatabaseUrl } from '../../src/infra/db.ts';
-import { stopEmbeddedPostgres } from '../../src/infra/embedded-postgres.ts';
+import { embeddedDatabaseUrl } from '../../infra/db.ts';
+import { stopEmbeddedPostgres } from '../../infra/embedded-postgres.ts';
 
 /**
  * A fresh directory under the temp dir, 0755: as root the server runs as the `postgres` user, which

@@ -3,8 +3,8 @@
 // (bench/rebuild-profile.ts), as an operator's `npm run projections -- rebuild money` would be: the
 // bench's own process has just generated the events, and its heap would be the rebuild's burden.
 import { ourAppender } from '../ceilings/ours.ts';
-import { REBUILD_BATCH_SIZE, rebuildProjection } from '../../src/projections/rebuild.ts';
-import { moneyProjection } from '../../src/projections/money.ts';
+import { REBUILD_BATCH_SIZE, rebuildProjection } from '../../projections/rebuild.ts';
+import { moneyProjection } from '../../projections/money.ts';
 
 export interface RebuildMeasure {
   projection: string;

@@ -16,7 +16,7 @@ import { round } from '../lib/stats.ts';
 import { ourAppender } from '../ceilings/ours.ts';
 import { ROOT } from '../lib/service.ts';
 import type { RebuildMeasure } from '../lib/rebuild-measure.ts';
-import type { RecordedEvent, StreamAppend } from '../../src/infra/eventstore/types.ts';
+import type { RecordedEvent, StreamAppend } from '../../infra/eventstore/types.ts';
 
 const run = promisify(execFile);
 const TEMPLATE_PAYINS = 5;

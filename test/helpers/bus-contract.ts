@@ -2,7 +2,7 @@
 // (test/bus.memory.int.test.ts, test/bus.nats.e2e.test.ts).
 import { randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
-import type { Bus, BusMessage } from '../../src/infra/bus/types.ts';
+import type { Bus, BusMessage } from '../../infra/bus/types.ts';
 
 export interface BusFixture {
   bus: Bus;

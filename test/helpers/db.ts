@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { openDatabase, migrate, type Database } from '../../src/infra/db.ts';
-import { embeddedPostgres } from '../../src/infra/embedded-postgres.ts';
+import { openDatabase, migrate, type Database } from '../../infra/db.ts';
+import { embeddedPostgres } from '../../infra/embedded-postgres.ts';
 
 /** DATABASE_URL: the real-services lane. Unset: the embedded lane (a server of the run's own). */
 export const realPostgres = process.env.DATABASE_URL;
@@ -79,7 +79,7 @@ let template: Promise<string> | undefined;
 
 /** The migrations' source text, hashed: an edited migration makes a new template too. */
 function migrationsHash(): string {
-  const dir = path.resolve(import.meta.dirname, '../../src/projections/migrations');
+  const dir = path.resolve(import.meta.dirname, '../../infra/migrations');
   const hash = createHash('sha256');
   for (const f of fs.readdirSync(dir).sort()) hash.update(f).update(fs.readFileSync(path.join(dir, f)));
   return hash.digest('hex').slice(0, 12);

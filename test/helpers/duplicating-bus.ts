@@ -3,7 +3,7 @@
 // racing the original, one arriving later, after other messages), and first deliveries are held in
 // a small window and released in shuffled order. The handler's own concurrency is kept (the
 // reordering happens in the window, not by running more handlers at once).
-import type { Bus, BusMessage, Consumer, ConsumerLag, ConsumerOptions, HandlerOutcome } from '../../src/infra/bus/types.ts';
+import type { Bus, BusMessage, Consumer, ConsumerLag, ConsumerOptions, HandlerOutcome } from '../../infra/bus/types.ts';
 
 export interface DuplicationStats {
   /** Handler calls for original deliveries (what the real bus handed over). */

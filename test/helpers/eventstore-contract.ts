@@ -1,7 +1,7 @@
 // The event-store contract: every adapter must pass it. Called by one test file per adapter.
 import { randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
-import { WrongExpectedVersion, type EventStore, type RecordedEvent } from '../../src/infra/eventstore/types.ts';
+import { WrongExpectedVersion, type EventStore, type RecordedEvent } from '../../infra/eventstore/types.ts';
 
 export interface ContractStore {
   store: EventStore;

@@ -87,10 +87,10 @@ export async function businessDay(h: TestApp, name = 'Finance'): Promise<Busines
 
 export interface Run { code: number | null; stdout: string; stderr: string }
 
-/** Runs `src/cli/<name>.ts` with the given arguments and environment. */
+/** Runs `cli/<name>.ts` with the given arguments and environment. */
 export function cli(name: string, args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, `src/cli/${name}.ts`), ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, `cli/${name}.ts`), ...args], {
       cwd: root, env: { ...process.env, LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -1,7 +1,7 @@
 // Child process of heap-growth.int.test.ts: a steady live set plus a fast stream of objects that live
 // just long enough to be promoted (a ring, like requests in flight), then prints the largest heap
 // seen. argv[2]: the growing percent to set, or "v8" for V8's own factor.
-import { setHeapGrowingPercent } from '../../src/infra/heap-growth.ts';
+import { setHeapGrowingPercent } from '../../infra/heap-growth.ts';
 
 if (process.argv[2] !== 'v8') setHeapGrowingPercent(Number(process.argv[2]));
 const live = Array.from({ length: 200_000 }, (_, i) => ({ i, s: `live-${i}-${'x'.repeat(100)}` }));

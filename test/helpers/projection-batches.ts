@@ -2,11 +2,11 @@
 // for the projections given, every statement knex sends recorded, and `next` (append, then the
 // events since the previous call: what the projector's next batch holds).
 import type { Test } from 'tap';
-import { PostgresEventStore } from '../../src/infra/eventstore/postgres.ts';
-import { systemClock } from '../../src/infra/clock.ts';
-import { ensureCheckpoints } from '../../src/projections/projector.ts';
-import { historyOf } from '../../src/projections/history.ts';
-import type { RecordedEvent } from '../../src/infra/eventstore/types.ts';
+import { PostgresEventStore } from '../../infra/eventstore/postgres.ts';
+import { systemClock } from '../../infra/clock.ts';
+import { ensureCheckpoints } from '../../projections/projector.ts';
+import { historyOf } from '../../projections/history.ts';
+import type { RecordedEvent } from '../../infra/eventstore/types.ts';
 import { testDatabase } from './db.ts';
 
 export async function projectionBatches(t: Test, names: string[]) {

@@ -1,9 +1,9 @@
 // Given/when/then specifications for pure deciders (Emmett style):
 //   spec(decider).given([...events]).when((state) => decide(state, cmd)).then([...events])
 import type { Test } from 'tap';
-import { DomainError } from '../../src/domain/errors.ts';
-import type { Decider, DomainEvent } from '../../src/domain/decider.ts';
-import { fold } from '../../src/domain/decider.ts';
+import { DomainError } from '../../domain/errors.ts';
+import type { Decider, DomainEvent } from '../../domain/decider.ts';
+import { fold } from '../../domain/decider.ts';
 
 export function spec<S, E extends DomainEvent>(decider: Decider<S, E>) {
   return {

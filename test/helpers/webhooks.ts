@@ -5,8 +5,8 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { TestApp, MerchantCreds } from './app.ts';
-import { unreachable, type DomainEvent } from '../../src/domain/decider.ts';
-import { webhookResource } from '../../src/workers/webhooks/resources.ts';
+import { unreachable, type DomainEvent } from '../../domain/decider.ts';
+import { webhookResource } from '../../workers/webhooks/resources.ts';
 
 export interface Delivery {
   n: number;

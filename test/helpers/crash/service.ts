@@ -1,4 +1,4 @@
-// The service under test as a child process (`node --import tsx src/main.ts`), on one port and one
+// The service under test as a child process (`node --import tsx app/main.ts`), on one port and one
 // set of data for its whole life: started, killed with SIGKILL (by the test, or by itself at an armed
 // crash point, CRASH_AT), and started again on the same data, as many times as the test wants.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -68,7 +68,7 @@ export class ChildService {
   /** Starts a new life (the previous one must be gone) and waits until /readyz answers 200. */
   async start(crashAt?: string, readyTimeoutMs = 90_000): Promise<Life> {
     if (this.current) throw new Error('the service is still running');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts'], {
       cwd: root,
       env: { ...this.env, PORT: String(this.port), HOST: '127.0.0.1', ...(crashAt ? { CRASH_AT: crashAt } : {}) },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -7,12 +7,12 @@
 //    resource), the sandbox provider's own books (each leg initiated once), and every wallet stream
 //    folded with the wallet decider, compared with GET /wallets and with what the settled payments say.
 import type { Knex } from 'knex';
-import { PostgresEventStore } from '../../../src/infra/eventstore/postgres.ts';
-import type { Database } from '../../../src/infra/db.ts';
-import { systemClock } from '../../../src/infra/clock.ts';
-import * as W from '../../../src/domain/wallet.ts';
-import { SEED_WEBHOOK_EVENTS } from '../../../src/workers/webhooks/resources.ts';
-import { verifyWebhook } from '../../../src/webhook-verifier/index.ts';
+import { PostgresEventStore } from '../../../infra/eventstore/postgres.ts';
+import type { Database } from '../../../infra/db.ts';
+import { systemClock } from '../../../infra/clock.ts';
+import * as W from '../../../domain/wallet.ts';
+import { SEED_WEBHOOK_EVENTS } from '../../../workers/webhooks/resources.ts';
+import { verifyWebhook } from '../../../webhook-verifier/index.ts';
 import type { Delivery } from '../webhooks.ts';
 import type { Driver, PlannedPayment } from './driver.ts';
 

@@ -1,0 +1,51 @@
+// An API feature: its part of the OpenAPI document and the handlers for its operationIds, together.
+import type { Logger } from 'pino';
+import type { Services } from '../commands/services.ts';
+
+export type AuthKind = 'merchant' | 'admin' | 'public';
+
+export interface Operation {
+  operationId: string;
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  parameters?: unknown[];
+  requestBody?: unknown;
+  responses: Record<string, unknown>;
+  /** Who may call it. */
+  'x-auth': AuthKind;
+  /** Requires an Idempotency-Key and replays its stored outcome. */
+  'x-idempotent'?: boolean;
+  security?: unknown[];
+}
+
+export interface Ctx {
+  services: Services;
+  log: Logger;
+  requestId: string;
+  /** Set on merchant-authenticated operations. */
+  merchantId: string;
+  body: any;
+  params: Record<string, string>;
+  query: Record<string, any>;
+  headers: Record<string, string | string[] | undefined>;
+  /**
+   * Set on idempotent operations: the id the created resource must take (stable across a retry);
+   * `fresh`: the resource id was drawn by this claim, so no stream has it yet (not a take-over).
+   */
+  idempotency?: { key: string; resourceId: string; fresh: boolean };
+  clientIp: string;
+}
+
+export type Reply =
+  /** `replayed`: what an earlier attempt under the same Idempotency-Key created, answered as a replay. */
+  | { status: number; body: unknown; headers?: Record<string, string>; replayed?: boolean }
+  | { status: number; text: string; contentType: string; headers?: Record<string, string> };
+
+export type Handler = (ctx: Ctx) => Promise<Reply>;
+
+export interface ApiModule {
+  paths: Record<string, Record<string, Operation>>;
+  schemas?: Record<string, unknown>;
+  handlers: Record<string, Handler>;
+}

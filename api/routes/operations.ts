@@ -1,0 +1,189 @@
+// Operator API for finance and operations (issue 10): any stream's event history, the audit,
+// wallet statements, projection status and online rebuilds, and the Prometheus metrics.
+// Everything here takes the operator token (Bearer ADMIN_TOKEN), /metrics included: request rates,
+// payment volumes and backlogs are the operator's information, not the public's.
+import type { ApiModule, Ctx } from '../module.ts';
+import { errors, idParam, json, ref } from '../openapi/common.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { readHistory, historyParams } from './history.ts';
+import { runAudit } from '../../projections/finance-audit.ts';
+import { buildStatement, statementCsv, StatementTooLong } from '../../projections/statements.ts';
+import { projectionStatus } from '../../projections/rebuild.ts';
+import { rebuildRuns, startRebuild } from '../../projections/rebuilds.ts';
+
+const tags = ['Operations'];
+const admin = { 'x-auth': 'admin' as const, tags };
+
+const text = (contentType: string, description: string) => ({
+  description, content: { [contentType]: { schema: { type: 'string' } } },
+});
+
+const schemas = {
+  AuditReport: {
+    type: 'object',
+    description: 'ok is false when any check found a discrepancy; see the CLI (`npm run audit`) for the same report as text.',
+    properties: {
+      ok: { type: 'boolean' },
+      discrepancies: { type: 'integer' },
+      started_at: ref('DateTime'),
+      finished_at: ref('DateTime'),
+      elapsed_ms: { type: 'integer' },
+      ledger: { type: 'object' },
+      read_models: { type: 'array', items: { type: 'object' } },
+    },
+  },
+  Statement: {
+    type: 'object',
+    properties: {
+      merchant_id: ref('Uuid'), currency: ref('Currency'), from: ref('DateTime'), to: ref('DateTime'),
+      opening: { type: 'object', properties: { available: { type: 'string' }, reserved: { type: 'string' } } },
+      closing: { type: 'object', properties: { available: { type: 'string' }, reserved: { type: 'string' } } },
+      totals: { type: 'object' },
+      reconciled: { type: 'boolean', description: 'opening + the sum of the movements = closing' },
+      lines: { type: 'array', items: { type: 'object' } },
+    },
+  },
+  ProjectionStatus: {
+    type: 'object',
+    properties: {
+      data: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            projection: { type: 'string' }, checkpoint: { type: 'string' }, head: { type: 'string' },
+            lag_events: { type: 'integer' }, rebuild: { type: ['object', 'null'] },
+          },
+        },
+      },
+    },
+  },
+};
+
+async function statement(ctx: Ctx) {
+  const { knex, clock } = ctx.services;
+  const merchantId = ctx.params.merchant_id!;
+  if (!(await knex('merchants').where({ id: merchantId }).first('id'))) throw new DomainError('not_found', 'Merchant not found');
+  const from = ctx.query.from ? new Date(String(ctx.query.from)) : new Date(0);
+  const to = ctx.query.to ? new Date(String(ctx.query.to)) : clock.now();
+  if (from.getTime() >= to.getTime()) {
+    throw new DomainError('bad_request', 'from must be before to', [{ field: 'query.from', message: 'must be before to' }]);
+  }
+  try {
+    return await buildStatement(knex, { merchantId, currency: String(ctx.query.currency), from, to });
+  } catch (err) {
+    if (err instanceof StatementTooLong) throw new DomainError('bad_request', err.message, [{ field: 'query.from', message: err.message }]);
+    throw err;
+  }
+}
+
+/** One audit at a time per process: a second request waits for the first, then runs its own. */
+let auditQueue: Promise<unknown> = Promise.resolve();
+
+export const operationsModule: ApiModule = {
+  schemas,
+  paths: {
+    '/admin/streams/{stream}': {
+      get: {
+        ...admin, operationId: 'adminReadStream', summary: 'Every event of any stream, oldest first',
+        description: 'Stream names: merchant-<id>, customer-<id>, quote-<id>, payin-<id>, payout-<id>, transfer-<id>, wallet-<merchant id>-<currency>.',
+        parameters: [
+          { name: 'stream', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z][a-z0-9_]*-[A-Za-z0-9:_-]{1,200}$' } },
+          ...historyParams,
+        ],
+        responses: { 200: json(ref('EventHistory')), 400: errors[400], 401: errors[401], 404: errors[404] },
+      },
+    },
+    '/admin/audit': {
+      post: {
+        ...admin, operationId: 'adminRunAudit', summary: 'Replay every event: verify the ledger and compare every read model with a fresh fold',
+        description: 'Runs in the request (use `npm run audit` for very large histories). Read-only: never blocks the API or the projector.',
+        responses: { 200: json(ref('AuditReport')), 401: errors[401] },
+      },
+    },
+    '/admin/merchants/{merchant_id}/statements': {
+      get: {
+        ...admin, operationId: 'adminWalletStatement', summary: 'A wallet statement: every movement in a period, opening and closing balances',
+        description: 'Period [from, to) by movement time; from defaults to the beginning, to to now. format=csv answers text/csv.',
+        parameters: [
+          idParam('merchant_id'),
+          { name: 'currency', in: 'query', required: true, schema: ref('Currency') },
+          { name: 'from', in: 'query', schema: { type: 'string', format: 'date-time' } },
+          { name: 'to', in: 'query', schema: { type: 'string', format: 'date-time' } },
+          { name: 'format', in: 'query', schema: { type: 'string', enum: ['json', 'csv'], default: 'json' } },
+        ],
+        responses: {
+          200: { description: 'The statement', content: { 'application/json': { schema: ref('Statement') }, 'text/csv': { schema: { type: 'string' } } } },
+          400: errors[400], 401: errors[401], 404: errors[404],
+        },
+      },
+    },
+    '/admin/projections': {
+      get: {
+        ...admin, operationId: 'adminProjectionStatus', summary: 'Each projection\'s checkpoint, lag in events, and its latest online rebuild',
+        responses: { 200: json(ref('ProjectionStatus')), 401: errors[401] },
+      },
+    },
+    '/admin/projections/{projection}/rebuild': {
+      post: {
+        ...admin, operationId: 'adminRebuildProjection', summary: 'Start an online rebuild of one projection (202; follow it in GET /admin/projections)',
+        description: 'The API keeps answering from the current tables until the rebuilt ones have caught up and are swapped in.',
+        parameters: [{ name: 'projection', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,62}$' } }],
+        responses: { 202: json({ type: 'object' }, 'Started (or already running)'), 401: errors[401], 404: errors[404] },
+      },
+    },
+    '/metrics': {
+      get: {
+        ...admin, operationId: 'metrics', summary: 'Prometheus metrics (text exposition format)',
+        responses: { 200: text('text/plain', 'Metrics'), 401: errors[401] },
+      },
+    },
+  },
+  handlers: {
+    adminReadStream: async (ctx) => {
+      const h = await readHistory(ctx, ctx.params.stream!);
+      if (!h) throw new DomainError('not_found', 'Stream not found');
+      return { status: 200, body: h.body };
+    },
+    adminRunAudit: async (ctx) => {
+      const s = ctx.services;
+      const run = auditQueue.then(() => runAudit(s.knex, s.store, s.projector.projections));
+      auditQueue = run.catch(() => undefined);
+      const report = await run;
+      ctx.log.info({ ok: report.ok, discrepancies: report.discrepancies, elapsed_ms: report.elapsed_ms }, 'audit');
+      return { status: 200, body: report };
+    },
+    adminWalletStatement: async (ctx) => {
+      const st = await statement(ctx);
+      if (ctx.query.format === 'csv') {
+        const name = `statement-${st.merchant_id}-${st.currency}-${st.from.slice(0, 10)}-${st.to.slice(0, 10)}.csv`;
+        return { status: 200, text: statementCsv(st), contentType: 'text/csv; charset=utf-8', headers: { 'Content-Disposition': `attachment; filename="${name}"` } };
+      }
+      return { status: 200, body: st };
+    },
+    adminProjectionStatus: async (ctx) => {
+      const s = ctx.services;
+      const runs = rebuildRuns(s);
+      const rows = await projectionStatus(s.knex, s.store, s.projector.projections);
+      return {
+        status: 200,
+        body: {
+          data: rows.map((r) => ({
+            projection: r.projection, checkpoint: r.checkpoint.toString(), head: r.head.toString(), lag_events: r.lag,
+            rebuild: runs.find((x) => x.projection === r.projection) ?? null,
+          })),
+        },
+      };
+    },
+    adminRebuildProjection: async (ctx) => {
+      const p = ctx.services.projector.projections.find((x) => x.name === ctx.params.projection);
+      if (!p) throw new DomainError('not_found', 'No such projection');
+      const { run } = startRebuild(ctx.services, p);
+      return { status: 202, body: run };
+    },
+    metrics: async (ctx) => {
+      const m = await ctx.services.metrics.render(ctx.log);
+      return { status: 200, text: m.text, contentType: m.contentType };
+    },
+  },
+};

@@ -1,0 +1,75 @@
+// What the service is made of: every API module, projection and worker, listed once.
+import type { ApiModule } from '../api/module.ts';
+import type { Projection } from '../projections/projection.ts';
+import type { Services } from '../commands/services.ts';
+import { adminMerchants } from '../api/routes/admin-merchants.ts';
+import { operatorsModule } from '../api/routes/operators.ts';
+import { customersModule } from '../api/routes/customers.ts';
+import { merchantsProjection } from '../projections/merchants.ts';
+import { customersProjection } from '../projections/customers.ts';
+import { makeEventForwarder } from '../workers/event-forwarder.ts';
+import { quotesModule } from '../api/routes/quotes.ts';
+import { payinsModule } from '../api/routes/payins.ts';
+import { payoutsModule } from '../api/routes/payouts.ts';
+import { walletsModule } from '../api/routes/wallets.ts';
+import { providerCallbacksModule } from '../api/routes/provider-callbacks.ts';
+import { moneyProjection } from '../projections/money.ts';
+import { providerGateway } from '../workers/provider-gateway.ts';
+import { eventsModule } from '../api/routes/events.ts';
+import { webhookWorker } from '../workers/webhooks/index.ts';
+import { transfersModule } from '../api/routes/transfers.ts';
+import { transfersProjection } from '../projections/transfers.ts';
+import { transferSaga } from '../workers/transfer-saga.ts';
+import { historyModule } from '../api/routes/history.ts';
+import { operationsModule } from '../api/routes/operations.ts';
+import { kycModule } from '../api/routes/kyc.ts';
+import { kycProjection } from '../projections/kyc.ts';
+import { kycReviewWorker } from '../workers/kyc-review.ts';
+import { idempotencyPurge } from '../workers/idempotency-purge.ts';
+import { embeddedVacuum } from '../workers/embedded-vacuum.ts';
+import { dashboardUsersModule } from '../api/routes/dashboard-users.ts';
+
+export const apiModules: ApiModule[] = [
+  adminMerchants,
+  operatorsModule,
+  customersModule,
+  kycModule,
+  quotesModule,
+  payinsModule,
+  payoutsModule,
+  walletsModule,
+  providerCallbacksModule,
+  eventsModule,
+  transfersModule,
+  historyModule,
+  operationsModule,
+  dashboardUsersModule,
+];
+
+export const projections: Projection[] = [
+  merchantsProjection,
+  customersProjection,
+  kycProjection,
+  moneyProjection,
+  transfersProjection,
+];
+
+/** A background process on the bus or a schedule; `start` returns its stop function. */
+export interface Worker {
+  name: string;
+  /** Event types this worker consumes from the bus (the forwarder publishes only those, BUS_FORWARD). */
+  consumes?: () => string[];
+  start(services: Services): Promise<() => Promise<void>>;
+}
+
+export const workers: Worker[] = [
+  // Bus consumers subscribe before the forwarder starts publishing (the in-process bus keeps nothing
+  // for a consumer that is not there yet).
+  webhookWorker,
+  providerGateway,
+  transferSaga,
+  kycReviewWorker,
+  idempotencyPurge,
+  embeddedVacuum,
+  makeEventForwarder({ types: () => new Set(workers.flatMap((w) => w.consumes?.() ?? [])) }),
+];

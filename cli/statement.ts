@@ -1,0 +1,59 @@
+// `npm run statement -- --merchant <id> --currency XOF [--from ISO] [--to ISO] [--format csv|json] [--out FILE]`:
+// a wallet statement (projections/statements.ts), the same as GET /admin/merchants/{id}/statements.
+// Period [from, to) by movement time; from defaults to the beginning, to to now. Writes to stdout
+// unless --out is given. Exit codes: 0 done, 1 failure (unknown merchant, database unavailable),
+// 2 usage error.
+import fs from 'node:fs';
+import { ConfigError, loadConfig } from '../infra/config.ts';
+import { buildStatement, statementCsv } from '../projections/statements.ts';
+import { CliError, UsageError, parseOptions, runCli, withService } from './shared.ts';
+
+const USAGE = `usage: npm run statement -- --merchant <merchant id> --currency <XAF|XOF> [--from <ISO time>] [--to <ISO time>]
+                             [--format csv|json] [--out <file>]`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function time(raw: string | undefined, name: string, fallback: Date): Date {
+  if (raw === undefined) return fallback;
+  const d = new Date(raw);
+  if (Number.isNaN(d.getTime())) throw new UsageError(`--${name} must be an ISO date-time, got "${raw}"`);
+  return d;
+}
+
+async function main(argv: string[]): Promise<number> {
+  let q;
+  let format: string;
+  let out: string | undefined;
+  let config;
+  try {
+    const o = parseOptions(argv, ['merchant', 'currency', 'from', 'to', 'format', 'out']);
+    if (!o.merchant || !UUID.test(o.merchant)) throw new UsageError('--merchant <merchant id> is required (a uuid)');
+    if (o.currency !== 'XAF' && o.currency !== 'XOF') throw new UsageError('--currency must be XAF or XOF');
+    format = o.format ?? 'csv';
+    if (format !== 'csv' && format !== 'json') throw new UsageError('--format must be csv or json');
+    const from = time(o.from, 'from', new Date(0));
+    const to = time(o.to, 'to', new Date());
+    if (from.getTime() >= to.getTime()) throw new UsageError('--from must be before --to');
+    q = { merchantId: o.merchant.toLowerCase(), currency: o.currency, from, to };
+    out = o.out;
+    config = loadConfig(process.env, []);
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  return withService(config, async (db) => {
+    if (!(await db.knex('merchants').where({ id: q.merchantId }).first('id'))) throw new CliError(`no merchant ${q.merchantId}`);
+    const st = await buildStatement(db.knex, q);
+    const text = format === 'csv' ? statementCsv(st) : `${JSON.stringify(st, null, 2)}\n`;
+    if (out) fs.writeFileSync(out, text);
+    else process.stdout.write(text);
+    process.stderr.write(`${st.lines.length} movements; opening available ${st.opening.available} reserved ${st.opening.reserved}; ` +
+      `closing available ${st.closing.available} reserved ${st.closing.reserved}; ${st.reconciled ? 'reconciled' : 'NOT RECONCILED'}\n`);
+    return st.reconciled ? 0 : 1;
+  });
+}
+
+runCli('statement', main);

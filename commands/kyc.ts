@@ -1,0 +1,123 @@
+// KYC commands on the customer stream (domain/kyc.ts): the merchant's submission, the review
+// worker's steps (workers/kyc-review.ts), and the KYC gate that payouts and transfers pass.
+import { randomUUID } from 'node:crypto';
+import type { Services } from './services.ts';
+import * as C from '../domain/customer.ts';
+import * as K from '../domain/kyc.ts';
+import { DomainError, type ErrorDetail } from '../domain/errors.ts';
+import type { EventMetadata } from '../infra/eventstore/types.ts';
+import { checkUrl, UnsafeUrlError, type UrlPolicy } from '../infra/url-safety.ts';
+import { toNew } from './aggregates.ts';
+import { streams } from './streams.ts';
+import { loadMerchant } from './lookups.ts';
+
+/**
+ * Where KYC files may be fetched from (CONTRACT.md §1): https to public addresses, or, with
+ * ALLOW_PRIVATE_URLS, http(s) anywhere (local testing).
+ */
+export function kycUrlPolicy(s: Services): UrlPolicy {
+  return { allowPrivate: s.config.allowPrivateUrls, schemes: ['https:'], resolver: s.resolver };
+}
+
+/** A submission's host names are resolved in parallel; one that takes longer is refused. */
+const URL_CHECK_TIMEOUT_MS = 5_000;
+
+/**
+ * Each file URL checked before anything is recorded (the configuration-time check; the worker checks
+ * again at connect time). One detail per refused URL, naming its field.
+ */
+async function urlProblems(s: Services, documents: K.KycDocumentInput[]): Promise<ErrorDetail[]> {
+  const policy = kycUrlPolicy(s);
+  const checks = documents.flatMap((d, i) => K.filesOf(d).map(async ({ field, url }) => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        checkUrl(url, policy),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new UnsafeUrlError('the host name did not resolve in time')), URL_CHECK_TIMEOUT_MS);
+        }),
+      ]);
+      return undefined;
+    } catch (err) {
+      if (err instanceof UnsafeUrlError) return { field: `documents.${i}.${field}`, message: `refused: ${err.message}` };
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }));
+  return (await Promise.all(checks)).filter((d): d is ErrorDetail => d !== undefined);
+}
+
+/**
+ * Submits the documents: customer.kyc_submitted (kyc_status → pending). The review worker picks it
+ * up from the bus. Answers the customer with its new KYC state.
+ */
+export async function submitKyc(
+  s: Services,
+  c: { customerId: string; merchantId: string; documents: K.KycDocumentInput[] },
+  meta: EventMetadata,
+): Promise<C.CustomerState> {
+  const streamId = streams.customer(c.customerId);
+  const first = await s.aggregates.load(streamId, C.customerDecider);
+  // Another merchant's customer gets the same answer as no customer at all (before any DNS work).
+  if (!first.state.exists || first.state.merchantId !== c.merchantId) throw new DomainError('not_found', 'Customer not found');
+  const refusedUrls = await urlProblems(s, c.documents);
+  const submissionId = randomUUID();
+  const documents = c.documents.map((d) => ({ ...d, documentId: randomUUID() }));
+  const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, C.customerDecider);
+    let events: K.KycEvent[];
+    try {
+      events = K.submitKyc(loaded.state, { merchantId: c.merchantId, submissionId, documents, at: s.clock.now().toISOString() });
+    } catch (err) {
+      // One answer lists every problem: the domain's and the refused URLs.
+      if (err instanceof DomainError && err.code === 'bad_request' && refusedUrls.length > 0) {
+        throw new DomainError('bad_request', err.message, [...(err.details ?? []), ...refusedUrls]);
+      }
+      throw err;
+    }
+    if (refusedUrls.length > 0) throw new DomainError('bad_request', 'The KYC submission is invalid', refusedUrls);
+    return {
+      appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }],
+      result: events.reduce(C.customerDecider.evolve, loaded.state),
+    };
+  });
+  await s.settle(append?.position);
+  return result;
+}
+
+/** One decision on the customer stream; answers the state after it. */
+async function onCustomer(s: Services, customerId: string, decide: (st: C.CustomerState, at: string) => K.KycEvent[], meta: EventMetadata): Promise<C.CustomerState> {
+  const streamId = streams.customer(customerId);
+  const { result } = await s.aggregates.transact([streamId], async (tx) => {
+    const loaded = await tx.load(streamId, C.customerDecider);
+    const events = decide(loaded.state, s.clock.now().toISOString());
+    return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: events.reduce(C.customerDecider.evolve, loaded.state) };
+  });
+  return result;
+}
+
+/** Review step: the fetch outcome of one document's files (recorded once). */
+export function recordKycDocumentCheck(
+  s: Services, customerId: string, submissionId: string, documentId: string, files: K.FileCheck[], meta: EventMetadata,
+): Promise<C.CustomerState> {
+  return onCustomer(s, customerId, (st, at) => K.recordDocumentCheck(st, { submissionId, documentId, files, at }), meta);
+}
+
+/** Review step: the verdict once every document is checked (decided once). */
+export function completeKycReview(s: Services, customerId: string, submissionId: string, meta: EventMetadata): Promise<C.CustomerState> {
+  return onCustomer(s, customerId, (st, at) => K.completeReview(st, { submissionId, at }), meta);
+}
+
+/**
+ * The KYC gate for a payout or a transfer disbursing through `operatorCode`: 400 kyc_required when
+ * the merchant's routing requires KYC for that operator and the customer's KYC is not verified.
+ * Read from the event store, not a read model, so a verdict just recorded is seen.
+ */
+export async function requireKyc(s: Services, merchantId: string, customerId: string, operatorCode: string): Promise<void> {
+  const merchant = await loadMerchant(s, merchantId);
+  const required = merchant.routing.kyc_required_operators ?? [];
+  if (!required.includes(operatorCode)) return;
+  const { state } = await s.aggregates.load(streams.customer(customerId), C.customerDecider);
+  K.requireKycFor({ kycRequiredOperators: required, operatorCode, kycStatus: state.kycStatus });
+}

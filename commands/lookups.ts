@@ -1,0 +1,36 @@
+// Reads other aggregates that money commands decide with: the merchant (routing, pricing) and the
+// customer named in a body. Read from the event store (not read models), so a decision never sees
+// a lagging projection; inside `transact`, the merchant is held unchanged until the commit.
+import type { Services } from './services.ts';
+import { customerDecider } from '../domain/customer.ts';
+import { merchantDecider, type MerchantState } from '../domain/merchant.ts';
+import { DomainError } from '../domain/errors.ts';
+import { streams } from './streams.ts';
+import type { AttemptLoader } from './aggregates.ts';
+
+/**
+ * Another merchant's customer gets the same answer as no customer at all. A customer is never
+ * deleted nor moved to another merchant, so a cached one (known to exist) answers without a read.
+ */
+export async function requireCustomer(s: Services, merchantId: string, customerId: string): Promise<void> {
+  const { state } = await s.aggregates.peek(streams.customer(customerId), customerDecider);
+  if (!state.exists || state.merchantId !== merchantId) {
+    throw new DomainError('customer_not_found', 'Customer not found', [{ field: 'customer_id', message: 'no such customer for this merchant' }]);
+  }
+}
+
+/**
+ * The merchant as a decision inside `transact` reads it: the append commits only if the merchant's
+ * stream is still at the version read (a change to its pricing or status in between: decided again).
+ */
+export async function readMerchant(tx: AttemptLoader, merchantId: string): Promise<MerchantState> {
+  const { state } = await tx.read(streams.merchant(merchantId), merchantDecider);
+  if (!state.exists) throw new DomainError('not_found', 'Merchant not found');
+  return state;
+}
+
+export async function loadMerchant(s: Services, merchantId: string): Promise<MerchantState> {
+  const { state } = await s.aggregates.load(streams.merchant(merchantId), merchantDecider);
+  if (!state.exists) throw new DomainError('not_found', 'Merchant not found');
+  return state;
+}

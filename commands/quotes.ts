@@ -1,0 +1,47 @@
+// Merchant commands on quotes: price from the merchant's routing and pricing, append, settle.
+import type { Services } from './services.ts';
+import * as Q from '../domain/quote.ts';
+import type { EventMetadata } from '../infra/eventstore/types.ts';
+import { toNew } from './aggregates.ts';
+import { streams } from './streams.ts';
+import { created, existing, type Created } from './created.ts';
+import { readMerchant, requireCustomer } from './lookups.ts';
+
+export type QuoteRequest =
+  | ({ flow: 'payin' | 'payout' } & Q.QuoteLeg)
+  | ({ flow: 'transfer' } & Q.TransferQuoteRequest);
+
+/**
+ * Creates the quote `quoteId` (the idempotency claim's resource id); when its stream exists already
+ * (a retry that took over the claim), answers the existing quote.
+ */
+export async function createQuote(
+  s: Services,
+  c: { quoteId: string; merchantId: string; customerId: string | null; request: QuoteRequest; fresh?: boolean },
+  meta: EventMetadata,
+): Promise<Created<Q.QuoteState>> {
+  const streamId = streams.quote(c.quoteId);
+  if (c.fresh) s.aggregates.assumeNew(streamId, Q.quoteDecider);
+  else {
+    const found = await s.aggregates.load(streamId, Q.quoteDecider);
+    if (found.state.exists) return existing(found.state); // a retry that took over the claim
+  }
+  if (c.customerId !== null) await requireCustomer(s, c.merchantId, c.customerId);
+  const now = s.clock.now();
+  const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
+    // Priced on the merchant's routing and pricing as they are when the quote commits.
+    const merchant = await readMerchant(tx, c.merchantId);
+    const common = {
+      quoteId: c.quoteId, merchantId: c.merchantId, customerId: c.customerId, routing: merchant.routing, pricing: merchant.pricing,
+      at: now.toISOString(), expiresAt: new Date(now.getTime() + s.config.quoteTtlSeconds * 1000).toISOString(),
+    };
+    const loaded = await tx.load(streamId, Q.quoteDecider);
+    const r = c.request;
+    const events = r.flow === 'transfer' ? Q.quoteTransfer(loaded.state, { ...common, ...r }) : Q.quotePayinOrPayout(loaded.state, { ...common, ...r });
+    const state = events.reduce(Q.quoteDecider.evolve, loaded.state);
+    const result = events.length === 0 && loaded.state.exists ? existing(state) : created(state);
+    return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result };
+  });
+  await s.settle(append?.position);
+  return result;
+}

@@ -1,0 +1,51 @@
+// What handlers and workers are given: the composition root (app.ts) builds one of these.
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Config } from '../infra/config.ts';
+import type { Clock } from '../infra/clock.ts';
+import type { Database } from '../infra/db.ts';
+import type { EventStore } from '../infra/eventstore/types.ts';
+import type { Bus } from '../infra/bus/types.ts';
+import type { Secrets } from '../infra/secrets.ts';
+import type { Resolver } from '../infra/url-safety.ts';
+import type { Aggregates } from './aggregates.ts';
+import type { IdempotencyStore } from './idempotency.ts';
+import type { Projector } from '../projections/projector.ts';
+import type { SeenVersions } from '../infra/eventstore/seen-versions.ts';
+import type { Scheduler } from '../infra/scheduler.ts';
+import type { Metrics } from '../infra/metrics.ts';
+import type { MerchantRowCache } from '../projections/merchant-row-cache.ts';
+import type { KeyRow } from '../api/auth.ts';
+
+export interface Services {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  db: Database;
+  knex: Knex;
+  store: EventStore;
+  bus: Bus;
+  aggregates: Aggregates;
+  projector: Projector;
+  secrets: Secrets;
+  /** DNS resolution for outbound URL checks (tests stub it). */
+  resolver: Resolver;
+  /** The operator token in force (ADMIN_TOKEN, or the one generated at first start). */
+  adminToken: string;
+  idempotency: IdempotencyStore;
+  /** Durable timers (provider re-checks, webhook retries). Workers register kinds at start. */
+  scheduler: Scheduler;
+  /** Prometheus instruments (GET /metrics). */
+  metrics: Metrics;
+  /** The newest version of each merchant stream this process has read in the global order (the webhook recorder's target). */
+  merchantVersions: SeenVersions;
+  /** API-key rows as the read model has them, cleared by the projector on merchant events. */
+  keyCache: MerchantRowCache<KeyRow>;
+  /**
+   * Read-your-writes: waits until every read model includes the given position. In an idempotent
+   * request the server passes a `settle` that only notes the position, and waits for it beside the
+   * key's completion before answering (api/server.ts): such a handler renders its answer from the
+   * state it decided and must not read a read model after its own write.
+   */
+  settle(position: bigint | undefined): Promise<void>;
+}

@@ -1,0 +1,79 @@
+// What a dashboard user may change, through the very command handlers the operator and merchant
+// APIs use (commands/merchants.ts, the webhook delivery jobs), so the events, their metadata and the
+// audit are the same whoever acted. The actor recorded is `dashboard:<user id>`.
+import type { UUID } from 'node:crypto';
+import type { Services } from '../commands/services.ts';
+import type { EventMetadata } from '../infra/eventstore/types.ts';
+import * as C from '../commands/merchants.ts';
+import * as M from '../domain/merchant.ts';
+import { DomainError } from '../domain/errors.ts';
+import { checkUrl, UnsafeUrlError } from '../infra/url-safety.ts';
+import { urlPolicy, requestRedelivery } from '../workers/webhooks/delivery.ts';
+import { sendTestWebhook } from '../commands/webhook-tests.ts';
+import { keyView } from '../api/routes/admin-merchants.ts';
+import type { Session } from './session.ts';
+import { webhookUrlOf } from './data.ts';
+
+export const meta = (session: Session, requestId: string): EventMetadata => ({ requestId, actor: `dashboard:${session.userId}` });
+
+export const GRACE_CHOICES = [
+  { seconds: 0, label: 'Immediately' },
+  { seconds: 3600, label: 'After 1 hour' },
+  { seconds: 86_400, label: 'After 24 hours' },
+  { seconds: 604_800, label: 'After 7 days' },
+];
+
+export const EXPIRY_CHOICES = [
+  { days: 0, label: 'Never' },
+  { days: 30, label: 'In 30 days' },
+  { days: 90, label: 'In 90 days' },
+  { days: 365, label: 'In 1 year' },
+];
+
+export async function createKey(s: Services, session: Session, requestId: string, expiresInDays: number) {
+  const expiresAt = expiresInDays > 0 ? new Date(s.clock.now().getTime() + expiresInDays * 86_400_000).toISOString() : null;
+  const { key, apiSecret } = await C.createApiKey(s, session.merchantId, expiresAt, meta(session, requestId));
+  return { key: keyView(key, s.clock.now()), apiSecret };
+}
+
+export async function rotateKey(s: Services, session: Session, requestId: string, keyId: string, graceSeconds: number) {
+  const { key, apiSecret } = await C.rotateApiKey(s, session.merchantId, keyId, graceSeconds, meta(session, requestId));
+  return { key: keyView(key, s.clock.now()), apiSecret };
+}
+
+export async function revokeKey(s: Services, session: Session, requestId: string, keyId: string) {
+  await C.onMerchant(s, session.merchantId, (st) => M.revokeApiKey(st, { keyId, at: s.clock.now().toISOString() }), meta(session, requestId));
+}
+
+/** The operator API's rules: checkUrl under the delivery's own policy (https, public addresses only). */
+export async function setWebhookUrl(s: Services, session: Session, requestId: string, url: string) {
+  try {
+    await checkUrl(url, urlPolicy(s));
+  } catch (err) {
+    if (err instanceof UnsafeUrlError) throw new DomainError('bad_request', `Webhook URL refused: ${err.message}`, [{ field: 'url', message: err.message }]);
+    throw err;
+  }
+  return C.configureWebhook(s, session.merchantId, url, meta(session, requestId));
+}
+
+async function configuredUrl(s: Services, merchantId: string): Promise<string> {
+  const url = await webhookUrlOf(s, merchantId);
+  if (!url) throw new DomainError('bad_request', 'Set a webhook URL first');
+  return url;
+}
+
+export async function rotateWebhookSecret(s: Services, session: Session, requestId: string) {
+  return C.configureWebhook(s, session.merchantId, await configuredUrl(s, session.merchantId), meta(session, requestId));
+}
+
+/** `testId`: the form's claim id (form-once.ts), so a claim taken over after a crash sends no second test. */
+export async function sendTestEvent(s: Services, session: Session, requestId: string, testId: UUID): Promise<string> {
+  await configuredUrl(s, session.merchantId);
+  return sendTestWebhook(s, session.merchantId, meta(session, requestId), testId);
+}
+
+/** POST /events/{id}/redeliver's effect: one extra attempt now (the caller checked the event is the merchant's). */
+export async function redeliver(s: Services, session: Session, eventId: string, redeliveryId: string) {
+  await configuredUrl(s, session.merchantId);
+  await requestRedelivery(s, eventId, session.merchantId, redeliveryId);
+}

@@ -1,0 +1,26 @@
+// The transfer saga's one step that is not a leg outcome: a created transfer starts its collection.
+// Everything after is driven by the legs' outcomes (commands/transfers.ts settleTransferLeg, called
+// by the provider gateway), so the saga's state is the transfer stream itself: after a crash,
+// redelivered events decide nothing twice and nothing is kept in memory.
+import type { Services } from '../commands/services.ts';
+import type { Worker } from '../app/registry.ts';
+import { startCollection } from '../commands/transfers.ts';
+import { subjectOf, type ForwardedEvent } from './event-forwarder.ts';
+import { neverGiveUp } from './never-give-up.ts';
+
+export const transferSaga: Worker = {
+  name: 'transfer-saga',
+  consumes: () => ['transfer.created'],
+  async start(s: Services) {
+    const consumer = await s.bus.consume(neverGiveUp(s.log, {
+      durable: 'transfer-saga',
+      subjects: transferSaga.consumes!().map(subjectOf),
+      concurrency: 16,
+      handler: async (msg) => {
+        const e = msg.data as ForwardedEvent;
+        await startCollection(s, e.stream_id.slice('transfer-'.length), { actor: 'transfer-saga', causationId: e.id, correlationId: e.stream_id });
+      },
+    }));
+    return () => consumer.stop();
+  },
+};

@@ -1,0 +1,229 @@
+// The webhook tables: recording events (once per domain event id, before any delivery), recording
+// attempts with the resulting delivery state, and reading them for the merchant API.
+//
+// Delivery states: `pending` (an attempt is due or the schedule is running), `delivered` (a 2xx
+// acknowledged it), `failed` (every scheduled attempt failed), `not_configured` (the merchant had
+// no webhook URL when the event was recorded; listed, never sent unless redelivered).
+//
+// Order per resource: each row names the resource's previous webhook event (`prev_event_id`). A row
+// gets its delivery job only once its predecessor is final (delivered, failed or not_configured);
+// the attempt that makes a row final schedules its successor. Both sides lock the predecessor row
+// (FOR SHARE / FOR UPDATE), so a successor recorded while its predecessor finishes is never lost.
+import type { Knex } from 'knex';
+import type { Services } from '../../commands/services.ts';
+import type { ForwardedEvent } from '../event-forwarder.ts';
+import { draftOf, type Envelope, type WebhookEventDraft } from './envelope.ts';
+import { webhookResourceOf } from './resources.ts';
+import { webhookTargetAsOf } from './targets.ts';
+import { StatementBatcher } from '../../infra/statement-batcher.ts';
+
+export const JOB_KIND = 'webhook.delivery';
+export const autoJobKey = (eventId: string) => `auto:${eventId}`;
+export const manualJobKey = (eventId: string, nonce: string) => `manual:${eventId}:${nonce}`;
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'not_configured';
+export const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'delivered', 'failed', 'not_configured'];
+export const isFinal = (s: string) => s !== 'pending';
+
+export interface WebhookEventRow {
+  id: string;
+  merchant_id: string;
+  event: string;
+  resource_type: string;
+  resource_id: string;
+  customer_id: string | null;
+  stream_id: string;
+  stream_version: number;
+  prev_event_id: string | null;
+  body: string;
+  delivery_status: DeliveryStatus;
+  attempt_count: number;
+  scheduled_attempts: number;
+  next_attempt_at: Date | string | null;
+  last_attempt_at: Date | string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Date | string | null;
+  created_at: Date | string;
+  recorded_at: Date | string;
+  updated_at: Date | string;
+}
+
+export interface AttemptRow {
+  event_id: string;
+  attempt: number;
+  trigger: 'scheduled' | 'manual';
+  url: string | null;
+  attempted_at: Date | string;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  succeeded: boolean;
+}
+
+/**
+ * Records the webhook event(s) of one forwarded domain event: the event itself and any earlier
+ * webhook event of the same resource not yet recorded (so the order chain is always complete).
+ * Idempotent: a redelivered message inserts nothing. Returns how many rows were inserted.
+ */
+export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: { firstDelivery?: boolean } = {}): Promise<number> {
+  const resource = webhookResourceOf(ev.stream_id, ev.type);
+  if (!resource) return 0;
+  // A message seen before (a redelivery) is usually recorded already: one lookup saves the stream
+  // read. A first delivery almost never is, so it skips the lookup; the inserts below are
+  // idempotent by event id either way (a re-sent first delivery inserts nothing).
+  if (!opts.firstDelivery) {
+    const already = await s.knex('webhook_events').where({ id: ev.id }).first('id');
+    if (already) return 0;
+  }
+  const stream = (await s.store.readStream(ev.stream_id, 1, ev.version)).filter((e) => e.version <= ev.version);
+  const hooks = stream.filter((e) => resource.events.includes(e.type));
+  if (!hooks.some((e) => e.id === ev.id)) throw new Error(`event ${ev.id} not found in ${ev.stream_id} at version ${ev.version}`);
+  const drafts: WebhookEventDraft[] = hooks.map((e) => draftOf(resource, stream, e));
+  const merchantId = drafts[drafts.length - 1]!.merchantId;
+  if (!merchantId || drafts.some((d) => d.merchantId !== merchantId)) {
+    throw new Error(`webhook snapshot of ${ev.stream_id} carries no (or an inconsistent) merchant_id`);
+  }
+  const now = s.clock.now();
+  // As the merchant's stream was at this event or later: every merchant event before it counts.
+  const url = (await webhookTargetAsOf(s, merchantId, BigInt(ev.position)))?.url ?? '';
+  const configured = url !== '';
+  const rowOf = (d: WebhookEventDraft, i: number) => ({
+    id: d.envelope.id, merchant_id: merchantId, event: d.envelope.event, resource_type: d.resourceType,
+    resource_id: d.resourceId, customer_id: d.customerId, stream_id: d.streamId, stream_version: d.streamVersion,
+    prev_event_id: i > 0 ? drafts[i - 1]!.envelope.id : null, body: d.body, delivery_status: configured ? 'pending' : 'not_configured',
+    next_attempt_at: configured ? now : null, created_at: sortInstant(d.envelope.created_at, d.streamVersion), recorded_at: now, updated_at: now,
+  });
+  return (configured ? recorders(s).scheduling : recorders(s).plain).submit(drafts.map(rowOf));
+}
+
+type EventRows = Array<Record<string, unknown> & { id: string }>;
+
+/**
+ * The rows of the events recorded within one turn of the event loop, written in one statement
+ * (bench issue 8: a statement per payin before). Each call's rows stay in their order, and every
+ * call gets the number of its rows that were new (a row also in an earlier call of the same
+ * statement counts for that call).
+ */
+interface Recorders {
+  /** No webhook URL: the rows alone, nothing to schedule (atomic without a transaction). */
+  plain: StatementBatcher<EventRows, number>;
+  /**
+   * In order, each new row with its first delivery job if its predecessor is final: the database
+   * function record_webhook_events_each (migration 016).
+   */
+  scheduling: StatementBatcher<EventRows, number>;
+}
+
+const built = new WeakMap<Services, Recorders>();
+
+function recorders(s: Services): Recorders {
+  let r = built.get(s);
+  if (r) return r;
+  const newPerCall = (calls: EventRows[], inserted: Set<string>) => calls.map((rows) => rows.filter((row) => inserted.delete(row.id)).length);
+  r = {
+    plain: new StatementBatcher(async (calls) => {
+      const ids = (await s.knex('webhook_events').insert(calls.flat()).onConflict().ignore().returning('id')) as Array<{ id: string }>;
+      return newPerCall(calls, new Set(ids.map((x) => x.id)));
+    }),
+    scheduling: new StatementBatcher(async (calls) => {
+      const res = await s.knex.raw<{ rows: Array<{ o_id: string; o_scheduled: boolean }> }>(
+        'SELECT o_id, o_scheduled FROM record_webhook_events_each(?::jsonb, ?, ?)', [JSON.stringify(calls.flat()), JOB_KIND, s.clock.now()],
+      );
+      if (res.rows.some((x) => x.o_scheduled)) s.scheduler.nudge(JOB_KIND);
+      return newPerCall(calls, new Set(res.rows.map((x) => x.o_id)));
+    }),
+  };
+  built.set(s, r);
+  return r;
+}
+
+export interface AttemptOutcome {
+  row: WebhookEventRow;
+  /** Set when the schedule continues: when the next scheduled attempt is due. */
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Records one finished attempt and moves the delivery state; when the event becomes final, its
+ * resource's next event (if recorded and waiting) gets its delivery job. One round trip: the
+ * database function record_webhook_attempt (migration 013) does it under the event row's lock.
+ */
+export async function recordAttempt(
+  s: Services,
+  eventId: string,
+  a: { trigger: 'scheduled' | 'manual'; url: string | null; attemptedAt: Date; durationMs: number; statusCode: number | null; error: string | null; ok: boolean },
+): Promise<AttemptOutcome> {
+  const now = s.clock.now();
+  const r = await s.knex.raw<{ rows: Array<{ o_row: WebhookEventRow; o_released: number }> }>(
+    'SELECT o_row, o_released FROM record_webhook_attempt(?, ?, ?, ?, ?, ?, ?, ?, ?::double precision[], ?, ?)',
+    [eventId, a.trigger, a.url, a.attemptedAt, Math.round(a.durationMs), a.statusCode, a.error, a.ok,
+      s.config.webhookRetryScheduleSeconds, now, JOB_KIND],
+  );
+  const { o_row: row, o_released: released } = r.rows[0]!;
+  if (released > 0) s.scheduler.nudge(JOB_KIND);
+  const pending = row.delivery_status === 'pending';
+  return { row, nextAttemptAt: pending && row.next_attempt_at ? new Date(row.next_attempt_at) : null };
+}
+
+// ---- reads for the merchant API ----
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+export interface EventView extends Envelope {
+  delivery_status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  delivered_at: string | null;
+  attempts: Array<{
+    attempt: number;
+    trigger: 'scheduled' | 'manual';
+    attempted_at: string;
+    url: string | null;
+    status_code: number | null;
+    error: string | null;
+    duration_ms: number;
+    succeeded: boolean;
+  }>;
+}
+
+export function eventView(row: WebhookEventRow, attempts: AttemptRow[]): EventView {
+  const envelope = JSON.parse(row.body) as Envelope;
+  return {
+    ...envelope,
+    delivery_status: row.delivery_status,
+    attempt_count: row.attempt_count,
+    next_attempt_at: iso(row.next_attempt_at),
+    last_attempt_at: iso(row.last_attempt_at),
+    delivered_at: iso(row.delivered_at),
+    attempts: attempts
+      .filter((a) => a.event_id === row.id)
+      .sort((x, y) => x.attempt - y.attempt)
+      .map((a) => ({
+        attempt: a.attempt, trigger: a.trigger, attempted_at: iso(a.attempted_at)!, url: a.url,
+        status_code: a.status_code, error: a.error, duration_ms: a.duration_ms, succeeded: a.succeeded,
+      })),
+  };
+}
+
+export async function attemptsOf(knex: Knex, eventIds: string[]): Promise<AttemptRow[]> {
+  if (eventIds.length === 0) return [];
+  return (await knex('webhook_attempts').whereIn('event_id', eventIds).orderBy([{ column: 'event_id' }, { column: 'attempt' }])) as AttemptRow[];
+}
+
+export async function readEvent(knex: Knex, merchantId: string, id: string): Promise<EventView | undefined> {
+  const row = (await knex('webhook_events').where({ id, merchant_id: merchantId }).first()) as WebhookEventRow | undefined;
+  if (!row) return undefined;
+  return eventView(row, await attemptsOf(knex, [row.id]));
+}
+
+/**
+ * The row's created_at orders `GET /events` (newest first). Events appended together share one
+ * timestamp (a transfer's `transfer.payout.completed` and `transfer.completed`), so the stream
+ * version is added as microseconds: one resource's events list in the order they happened. What a
+ * merchant sees is the envelope's own created_at (milliseconds), unchanged.
+ */
+export function sortInstant(createdAtIso: string, streamVersion: number): string {
+  return createdAtIso.replace(/\.([0-9]{3})Z$/, (_m, ms: string) => `.${ms}${String(streamVersion % 1000).padStart(3, '0')}Z`);
+}

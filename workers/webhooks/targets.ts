@@ -1,0 +1,38 @@
+// Where and with what a merchant's webhooks are sent: its URL and sealed signing secret, from the
+// merchant's own stream (the aggregate's cached state and a read of the stream's tail: one indexed
+// query that finds nothing new almost every time). Never behind any committed event, so neither the
+// recorder ("is a webhook configured?") nor an attempt waits for the read models to catch up: the
+// recorder's wait for them was most of a transfer's webhook latency (bench issue 8: transfer-e2e
+// p99 ~190 ms with it, ~100 ms without). A URL set or a secret rotated is used by the next attempt.
+import type { Services } from '../../commands/services.ts';
+import { merchantDecider, type MerchantState } from '../../domain/merchant.ts';
+import { streams } from '../../commands/streams.ts';
+
+export interface WebhookTarget {
+  url: string | null;
+  /** The signing secret, sealed (infra/secrets.ts); decrypted per attempt, never kept in clear. */
+  sealedSecret: string | null;
+}
+
+const targetOf = (state: MerchantState): WebhookTarget | undefined =>
+  (state.exists ? { url: state.webhookUrl, sealedSecret: state.webhookSecretSealed } : undefined);
+
+/** As the merchant's stream is now (a delivery attempt). */
+export async function webhookTargetOf(s: Services, merchantId: string): Promise<WebhookTarget | undefined> {
+  return targetOf((await s.aggregates.load(streams.merchant(merchantId), merchantDecider)).state);
+}
+
+/**
+ * As the merchant's stream was at `position` or later (the recorder: the target as of the event it
+ * records). Once this process has read the global order past the position, a cached state as new as
+ * the newest merchant event read includes every merchant event up to it (seen-versions.ts): no read
+ * (bench issue 8: the read was one statement per payin). Otherwise, as now.
+ */
+export async function webhookTargetAsOf(s: Services, merchantId: string, position: bigint): Promise<WebhookTarget | undefined> {
+  const streamId = streams.merchant(merchantId);
+  if (s.merchantVersions.position >= position) {
+    const cached = s.aggregates.cachedAtLeast<MerchantState>(streamId, s.merchantVersions.latest(streamId));
+    if (cached) return targetOf(cached.state);
+  }
+  return webhookTargetOf(s, merchantId);
+}
