@@ -31,7 +31,7 @@ export async function runIdempotent(r: IdempotentRequest): Promise<Reply> {
     // The key's completion may have committed before the read models took in its write (they
     // are committed side by side, below; a crash can fall between): a replay, like the first
     // answer, is sent only once they include everything committed so far.
-    await services.settle(await services.store.head());
+    await services.awaitReadModels(await services.store.head());
     return { status: claim.status, body: withMeta(claim.body, key, true) };
   }
   const stopRenewing = services.idempotency.keepAlive(claim, (err) => ctx.log.warn({ err }, 'idempotency lease renewal failed'));
@@ -50,15 +50,15 @@ async function runClaimed(r: IdempotentRequest, claim: HeldClaim): Promise<Reply
   // models only note the position here, and the answer goes once both have committed (two
   // commits in a row were a sixth of a create's time; bench issue 8, bench/PROFILE.md §16). Every
   // idempotent handler renders its answer from the state it decided, never from a read model.
-  let settleAt: bigint | undefined;
-  const noteSettle = async (position: bigint | undefined) => {
-    if (position !== undefined && (settleAt === undefined || position > settleAt)) settleAt = position;
+  let readModelsAt: bigint | undefined;
+  const noteReadModelsAt = async (position: bigint | undefined) => {
+    if (position !== undefined && (readModelsAt === undefined || position > readModelsAt)) readModelsAt = position;
   };
-  ctx.services = Object.create(services, { settle: { value: noteSettle } }) as Services;
+  ctx.services = Object.create(services, { awaitReadModels: { value: noteReadModelsAt } }) as Services;
   // A take-over answers about what an earlier attempt may have written: wait as a replay does.
-  if (!claim.fresh) settleAt = await services.store.head();
+  if (!claim.fresh) readModelsAt = await services.store.head();
   const outcome = async (status: number, stored: unknown) => {
-    const [, held] = await Promise.all([services.settle(settleAt), services.idempotency.complete(claim, status, stored)]);
+    const [, held] = await Promise.all([services.awaitReadModels(readModelsAt), services.idempotency.complete(claim, status, stored)]);
     // Taken over while this ran (its lease lapsed): the attempt that holds the key now stores the
     // outcome, answering the same resource id. Ours is still the truth about what we did.
     if (!held) ctx.log.warn({ resource_id: claim.resourceId }, 'idempotency claim taken over before its outcome was stored');

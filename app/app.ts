@@ -114,7 +114,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
     merchantVersions: new SeenVersions(isMerchantStream),
     keyCache: new MerchantRowCache(),
     scheduler: new Scheduler(db.knex, clock, log, { leaseMs: config.jobLeaseMs }),
-    settle: async (position) => {
+    awaitReadModels: async (position) => {
       if (position === undefined) return;
       // The write is committed whatever happens here; a projector that cannot catch up in time is
       // an operational fault (a failing batch, a database stall) that must be seen, not hidden.

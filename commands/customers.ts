@@ -24,6 +24,6 @@ export async function createCustomer(
     const result = events.length === 0 && loaded.state.exists ? existing(state) : created(state);
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result };
   });
-  await s.settle(append?.position);
+  await s.awaitReadModels(append?.position);
   return result;
 }

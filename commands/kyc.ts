@@ -82,7 +82,7 @@ export async function submitKyc(
       result: events.reduce(C.customerDecider.evolve, loaded.state),
     };
   });
-  await s.settle(append?.position);
+  await s.awaitReadModels(append?.position);
   return result;
 }
 

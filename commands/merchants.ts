@@ -18,7 +18,7 @@ export async function onMerchant(s: Services, merchantId: string, decide: Decide
     const state = events.reduce(M.merchantDecider.evolve, loaded.state);
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: state };
   });
-  await s.settle(append?.position);
+  await s.awaitReadModels(append?.position);
   return result;
 }
 

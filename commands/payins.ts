@@ -72,7 +72,7 @@ export async function createPayin(s: Services, c: CreatePayin, meta: EventMetada
         result: created(events.reduce(P.payinDecider.evolve, payin.state)),
       };
     });
-    await s.settle(append?.position);
+    await s.awaitReadModels(append?.position);
     return result;
   });
 }

@@ -79,7 +79,7 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
       result: created(events.reduce(P.payoutDecider.evolve, payout.state)),
     };
   });
-  await s.settle(append?.position);
+  await s.awaitReadModels(append?.position);
   return result;
 }
 

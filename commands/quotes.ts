@@ -42,6 +42,6 @@ export async function createQuote(
     const result = events.length === 0 && loaded.state.exists ? existing(state) : created(state);
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result };
   });
-  await s.settle(append?.position);
+  await s.awaitReadModels(append?.position);
   return result;
 }

@@ -43,9 +43,9 @@ export interface Services {
   keyCache: MerchantRowCache<KeyRow>;
   /**
    * Read-your-writes: waits until every read model includes the given position. In an idempotent
-   * request the server passes a `settle` that only notes the position, and waits for it beside the
+   * request the server passes an `awaitReadModels` that only notes the position, and waits for it beside the
    * key's completion before answering (api/server.ts): such a handler renders its answer from the
    * state it decided and must not read a read model after its own write.
    */
-  settle(position: bigint | undefined): Promise<void>;
+  awaitReadModels(position: bigint | undefined): Promise<void>;
 }

@@ -110,7 +110,7 @@ export async function createTransfer(s: Services, c: CreateTransfer, meta: Event
         result: created(events.reduce(T.transferDecider.evolve, transfer.state)),
       };
     });
-    await s.settle(append?.position);
+    await s.awaitReadModels(append?.position);
     return result;
   });
 }
@@ -281,6 +281,6 @@ export async function relaunchPayout(s: Services, c: Relaunch, meta: EventMetada
       result: created(events.reduce(T.transferDecider.evolve, transfer.state)),
     };
   });
-  await s.settle(append?.position);
+  await s.awaitReadModels(append?.position);
   return result;
 }

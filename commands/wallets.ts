@@ -22,6 +22,6 @@ export async function topUp(
     const events = W.topUp(loaded.state, { merchantId: c.merchantId, currency: c.currency, at, entryId: c.entryId, amount });
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: undefined };
   });
-  await s.settle(append?.position);
+  await s.awaitReadModels(append?.position);
   return { entryId: c.entryId, amount, at };
 }

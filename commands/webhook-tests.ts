@@ -15,6 +15,6 @@ export async function sendTestWebhook(s: Services, merchantId: string, meta: Eve
     const events = requestWebhookTest(loaded.state, { testId, merchantId, at: s.clock.now().toISOString() });
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: undefined };
   });
-  await s.settle(append?.position);
+  await s.awaitReadModels(append?.position);
   return testId;
 }

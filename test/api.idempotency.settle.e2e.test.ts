@@ -17,7 +17,7 @@ const keyState = async (m: MerchantCreds, key: string) =>
 
 /** Starts `work` with the projector stopped, runs `whileStopped`, then starts the projector again. */
 async function withProjectorStopped<T>(work: () => Promise<T>, whileStopped: () => Promise<void>): Promise<T> {
-  await s.settle(await s.store.head());
+  await s.awaitReadModels(await s.store.head());
   await s.projector.stop();
   let restarted = false;
   const restart = async () => {

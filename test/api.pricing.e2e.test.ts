@@ -50,7 +50,7 @@ t.test('a percent above 100 already in the event store: quotes answer 400 bad_re
     data: { pricing: { payin: { percent: '100.5', fixed: '0' }, payout: { percent: '1', fixed: '0' }, transfer: { percent: '2', fixed: '0' } }, at: new Date().toISOString() },
   };
   const append = await s.store.append([{ streamId: streams.merchant(m.merchantId), expectedVersion: 'any', events: toNew([event], { actor: 'test' }) }]);
-  await s.settle(append.position);
+  await s.awaitReadModels(append.position);
   const q = await h.as(m, 'POST', '/quotes/payin', leg('CM_MTN_MOMO', 'CM', 'XAF', '10000'), { idem: true });
   t.equal(q.status, 400);
   t.equal(q.body.error.code, 'bad_request');

@@ -187,7 +187,7 @@ t.test('a forged event in the store: a payin credited twice is caught by the led
   const data = structuredClone(credit.data) as Record<string, any>;
   data.balances = { available: String(BigInt(last.balances.available) + BigInt(data.net_amount)), reserved: last.balances.reserved };
   const appended = await s.store.append([{ streamId: stream, expectedVersion: events.length, events: [{ type: 'wallet.credited', data, metadata: { actor: 'forger' } }] }]);
-  await s.settle(appended.position);
+  await s.awaitReadModels(appended.position);
   const r = await audit();
   t.equal(r.ok, false);
   t.equal(r.ledger.ok, false);

@@ -57,7 +57,7 @@ t.test('HTTP: requests and latency by method, route template and status', async 
 });
 
 t.test('projection lag: grows while the projector is stopped, back to 0 once it runs', async (t) => {
-  await s.settle(await s.store.head());
+  await s.awaitReadModels(await s.store.head());
   const zero = await scrape();
   for (const p of ['merchants', 'customers', 'money', 'transfers']) t.equal(value(zero, 'projection_lag_events', { projection: p }), 0, `${p}: no lag`);
   t.equal(value(zero, 'event_store_head_position'), Number(await s.store.head()));
@@ -70,7 +70,7 @@ t.test('projection lag: grows while the projector is stopped, back to 0 once it 
   } finally {
     await s.projector.start();
   }
-  await s.settle(await s.store.head());
+  await s.awaitReadModels(await s.store.head());
   t.equal(value(await scrape(), 'projection_lag_events', { projection: 'money' }), 0, 'caught up');
   const forwarded = await until('forwarder caught up', async () => {
     const m = await scrape();

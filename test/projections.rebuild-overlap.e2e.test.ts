@@ -20,7 +20,7 @@ import type { EventStore } from '../infra/eventstore/types.ts';
   await topUp(h, m, 'XAF', '100000');
   const payer = await newCustomer(h, m);
   await settledPayins(h, m, payer, ['+237670000001', '+237670000002', '+237670000003', '+237670000004']);
-  await s.settle(await s.store.head());
+  await s.awaitReadModels(await s.store.head());
   await s.projector.stop(); // from here on, only the rebuilds write the read models
 
   const checksums = async (knex: Knex) => {

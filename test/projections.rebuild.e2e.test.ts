@@ -82,7 +82,7 @@ await settledPayins(h, m1, payer);
 }
 await h.admin('POST', `/admin/merchants/${m2.merchantId}/api-keys/${m2.keyId}/revoke`);
 await h.admin('POST', `/admin/merchants/${m2.merchantId}/status`, { status: 'inactive' });
-await s.settle(await s.store.head());
+await s.awaitReadModels(await s.store.head());
 // From here on, only the rebuilds write the read models.
 await s.projector.stop();
 
@@ -298,7 +298,7 @@ t.test('online: while a rebuild runs, the API answers from the current tables, w
   t.ok(created.length > 0, `${created.length} customers created while it ran`);
   t.same(progress[progress.length - 1], [r.events, r.events], 'progress ends at every event');
 
-  await s.settle(await s.store.head());
+  await s.awaitReadModels(await s.store.head());
   const after = await listAll();
   t.same(after.ids.sort(), [...initial.ids, ...created].sort(), 'every customer, old and new, after the swap');
   t.equal(await readCheckpoint(s.knex, customers.name) >= r.position, true, 'the checkpoint at or past the rebuilt position');

@@ -22,7 +22,7 @@ const m = await h.newMerchant('Swap');
 await topUp(h, m, 'XAF', '100000');
 const payer = await newCustomer(h, m);
 await settledPayins(h, m, payer);
-await s.settle(await s.store.head());
+await s.awaitReadModels(await s.store.head());
 await s.projector.stop();
 
 async function rowsHash(knex: Knex, table: string): Promise<string> {

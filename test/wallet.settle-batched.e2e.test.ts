@@ -95,7 +95,7 @@ t.test('two outcomes for one payin in a burst: the first decides, in a batch of 
   t.type(answers[3], 'bigint');
   // settlePayin answers the append's position and leaves read-your-writes to its caller (as the
   // gateway does); the read models are read below, so wait for them to include the settlements.
-  for (const position of answers) await s.settle(position);
+  for (const position of answers) await s.awaitReadModels(position);
   const status = async (id: string) => (await h.as(m, 'GET', `/payins/${id}`)).body.status;
   t.same([await status(a), await status(b), await status(c)], ['completed', 'completed', 'failed']);
   const credits = (await s.store.readStream(streams.wallet(m.merchantId, 'XAF'))).filter((e) => e.type === 'wallet.credited');

@@ -140,7 +140,7 @@ export async function handleCallback(s: Services, providerName: string, body: un
   if (outcome) {
     const position = await ownerNamed(row.owner).settled(s, cb.reference, outcome, meta);
     await observeSettled(s, cb.reference, outcome, position);
-    await s.settle(position);
+    await s.awaitReadModels(position);
   }
   return true;
 }

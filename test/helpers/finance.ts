@@ -81,7 +81,7 @@ export async function businessDay(h: TestApp, name = 'Finance'): Promise<Busines
   await ok('relaunch', await h.as(m, 'POST', `/transfers/${transfers.relaunched}/relaunch-payout`, { recipient: recipientSN('+221770000004') }, { idem: true }), 200);
   await transferDone(h, m, transfers.relaunched);
   const s = h.app.services;
-  await s.settle(await s.store.head());
+  await s.awaitReadModels(await s.store.head());
   return { m, customer, payins, payouts, transfers };
 }
 
