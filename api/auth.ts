@@ -3,22 +3,13 @@
 // Operator calls: Authorization: Bearer ADMIN_TOKEN.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '../domain/errors.ts';
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from './services.ts';
+import { readKeyRow } from '../projections/api-keys.ts';
 
 const UNAUTHORIZED = 'Missing, invalid, expired or inactive API credentials';
 
-export interface KeyRow {
-  merchant_id: string;
-  secret_hash: string;
-  previous_secret_hash: string | null;
-  previous_valid_until: Date | string | null;
-  status: string;
-  expires_at: Date | string | null;
-  merchant_status: string;
-}
-
 export async function authenticateMerchant(
-  s: Services,
+  s: ApiServices,
   apiKey: string | undefined,
   apiSecret: string | undefined,
 ): Promise<string> {
@@ -28,13 +19,7 @@ export async function authenticateMerchant(
   let row = s.keyCache.get(apiKey);
   if (!row) {
     const generation = s.keyCache.generation();
-    const r = await s.knex.raw<{ rows: KeyRow[] }>(
-      `SELECT k.merchant_id, k.secret_hash, k.previous_secret_hash, k.previous_valid_until, k.status, k.expires_at,
-              m.status AS merchant_status
-       FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.api_key = ?`,
-      [apiKey],
-    );
-    row = r.rows[0];
+    row = await readKeyRow(s.knex, apiKey);
     if (row) s.keyCache.set(apiKey, row, generation);
   }
   const now = s.clock.now().getTime();

@@ -5,7 +5,7 @@
 //   the key over;
 // - a 5xx stores nothing and keeps the key's resource id (relinquish): the retry takes the claim over
 //   at once and answers what committed (an append whose commit was in doubt included), as a replay.
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from './services.ts';
 import { DomainError } from '../domain/errors.ts';
 import { requestHash, type HeldClaim } from '../commands/idempotency.ts';
 import { errorBody, STATUS_OF } from './errors.ts';
@@ -54,7 +54,7 @@ async function runClaimed(r: IdempotentRequest, claim: HeldClaim): Promise<Reply
   const noteReadModelsAt = async (position: bigint | undefined) => {
     if (position !== undefined && (readModelsAt === undefined || position > readModelsAt)) readModelsAt = position;
   };
-  ctx.services = Object.create(services, { awaitReadModels: { value: noteReadModelsAt } }) as Services;
+  ctx.services = Object.create(services, { awaitReadModels: { value: noteReadModelsAt } }) as ApiServices;
   // A take-over answers about what an earlier attempt may have written: wait as a replay does.
   if (!claim.fresh) readModelsAt = await services.store.head();
   const outcome = async (status: number, stored: unknown) => {

@@ -1,6 +1,6 @@
 // An API feature: its part of the OpenAPI document and the handlers for its operationIds, together.
 import type { Logger } from 'pino';
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from './services.ts';
 
 export type AuthKind = 'merchant' | 'admin' | 'public';
 
@@ -20,7 +20,7 @@ export interface Operation {
 }
 
 export interface Ctx {
-  services: Services;
+  services: ApiServices;
   log: Logger;
   requestId: string;
   /** Set on merchant-authenticated operations. */

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { DomainError, InvariantViolation, type ErrorCode, type ErrorDetail } from '../domain/errors.ts';
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from './services.ts';
 import { authenticateAdmin, authenticateMerchant } from './auth.ts';
 import { errorBody, STATUS_OF } from './errors.ts';
 import type { ApiModule, Ctx, Operation, Reply } from './module.ts';
@@ -58,7 +58,7 @@ export interface HttpApp {
   document: OpenApiDocument;
 }
 
-export function createHttpApp(services: Services, modules: ApiModule[], extraRoutes: Array<(app: express.Express) => void> = []): HttpApp {
+export function createHttpApp(services: ApiServices, modules: ApiModule[], extraRoutes: Array<(app: express.Express) => void> = []): HttpApp {
   const document = buildDocument(modules);
   const validators = compileValidators(document);
   const handlers = Object.assign({}, ...modules.map((m) => m.handlers)) as ApiModule['handlers'];

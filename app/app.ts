@@ -31,7 +31,7 @@ import { createHttpServer } from '../api/http-server.ts';
 import { systemModule } from '../api/routes/system.ts';
 import { apiModules, projections, workers } from './registry.ts';
 import { mountDashboard } from '../dashboard/router.ts';
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from '../api/services.ts';
 
 export interface AppOptions {
   config: Config;
@@ -46,7 +46,7 @@ export interface AppOptions {
 }
 
 export interface RunningApp {
-  services: Services;
+  services: ApiServices;
   url: string | undefined;
   server: http.Server | undefined;
   stop(): Promise<void>;
@@ -104,7 +104,7 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
   const aggregates = new Aggregates(store);
   const projector = new Projector(db.knex, store, projections, log);
 
-  const services: Services = {
+  const services: ApiServices = {
     config, clock, log, db, knex: db.knex, store, bus, aggregates, projector,
     secrets: new Secrets(serverKey.value),
     adminToken: admin.value,

@@ -1,10 +1,10 @@
 // Where /metrics reads the service's state from at each scrape (see infra/metrics.ts).
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from '../api/services.ts';
 import type { StateSources } from '../infra/metrics.ts';
 import { countEvents, projectionStatus } from '../projections/rebuild.ts';
 import { FORWARDER } from '../workers/event-forwarder.ts';
 
-export function stateSources(s: Services): StateSources {
+export function stateSources(s: ApiServices): StateSources {
   return {
     projections: () => projectionStatus(s.knex, s.store, s.projector.projections),
     forwarderLag: async () => {

@@ -1,7 +1,7 @@
 // What the service is made of: every API module, projection and worker, listed once.
 import type { ApiModule } from '../api/module.ts';
 import type { Projection } from '../projections/projection.ts';
-import type { Services } from '../commands/services.ts';
+import type { Worker } from '../workers/worker.ts';
 import { adminMerchants } from '../api/routes/admin-merchants.ts';
 import { operatorsModule } from '../api/routes/operators.ts';
 import { customersModule } from '../api/routes/customers.ts';
@@ -53,14 +53,6 @@ export const projections: Projection[] = [
   moneyProjection,
   transfersProjection,
 ];
-
-/** A background process on the bus or a schedule; `start` returns its stop function. */
-export interface Worker {
-  name: string;
-  /** Event types this worker consumes from the bus (the forwarder publishes only those, BUS_FORWARD). */
-  consumes?: () => string[];
-  start(services: Services): Promise<() => Promise<void>>;
-}
 
 export const workers: Worker[] = [
   // Bus consumers subscribe before the forwarder starts publishing (the in-process bus keeps nothing

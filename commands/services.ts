@@ -1,4 +1,5 @@
-// What handlers and workers are given: the composition root (app.ts) builds one of these.
+// What command handlers, workers and the dashboard are given: the composition root (app/app.ts)
+// builds one (an ApiServices, api/services.ts, which adds what only the HTTP API reads).
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from '../infra/config.ts';
@@ -10,12 +11,9 @@ import type { Secrets } from '../infra/secrets.ts';
 import type { Resolver } from '../infra/url-safety.ts';
 import type { Aggregates } from './aggregates.ts';
 import type { IdempotencyStore } from './idempotency.ts';
-import type { Projector } from '../projections/projector.ts';
 import type { SeenVersions } from '../infra/eventstore/seen-versions.ts';
 import type { Scheduler } from '../infra/scheduler.ts';
 import type { Metrics } from '../infra/metrics.ts';
-import type { MerchantRowCache } from '../projections/merchant-row-cache.ts';
-import type { KeyRow } from '../api/auth.ts';
 
 export interface Services {
   config: Config;
@@ -26,12 +24,9 @@ export interface Services {
   store: EventStore;
   bus: Bus;
   aggregates: Aggregates;
-  projector: Projector;
   secrets: Secrets;
   /** DNS resolution for outbound URL checks (tests stub it). */
   resolver: Resolver;
-  /** The operator token in force (ADMIN_TOKEN, or the one generated at first start). */
-  adminToken: string;
   idempotency: IdempotencyStore;
   /** Durable timers (provider re-checks, webhook retries). Workers register kinds at start. */
   scheduler: Scheduler;
@@ -39,8 +34,6 @@ export interface Services {
   metrics: Metrics;
   /** The newest version of each merchant stream this process has read in the global order (the webhook recorder's target). */
   merchantVersions: SeenVersions;
-  /** API-key rows as the read model has them, cleared by the projector on merchant events. */
-  keyCache: MerchantRowCache<KeyRow>;
   /**
    * Read-your-writes: waits until every read model includes the given position. In an idempotent
    * request the server passes an `awaitReadModels` that only notes the position, and waits for it beside the

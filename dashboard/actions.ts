@@ -2,7 +2,7 @@
 // APIs use (commands/merchants.ts, the webhook delivery jobs), so the events, their metadata and the
 // audit are the same whoever acted. The actor recorded is `dashboard:<user id>`.
 import type { UUID } from 'node:crypto';
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from '../api/services.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import * as C from '../commands/merchants.ts';
 import * as M from '../domain/merchant.ts';
@@ -30,23 +30,23 @@ export const EXPIRY_CHOICES = [
   { days: 365, label: 'In 1 year' },
 ];
 
-export async function createKey(s: Services, session: Session, requestId: string, expiresInDays: number) {
+export async function createKey(s: ApiServices, session: Session, requestId: string, expiresInDays: number) {
   const expiresAt = expiresInDays > 0 ? new Date(s.clock.now().getTime() + expiresInDays * 86_400_000).toISOString() : null;
   const { key, apiSecret } = await C.createApiKey(s, session.merchantId, expiresAt, meta(session, requestId));
   return { key: keyView(key, s.clock.now()), apiSecret };
 }
 
-export async function rotateKey(s: Services, session: Session, requestId: string, keyId: string, graceSeconds: number) {
+export async function rotateKey(s: ApiServices, session: Session, requestId: string, keyId: string, graceSeconds: number) {
   const { key, apiSecret } = await C.rotateApiKey(s, session.merchantId, keyId, graceSeconds, meta(session, requestId));
   return { key: keyView(key, s.clock.now()), apiSecret };
 }
 
-export async function revokeKey(s: Services, session: Session, requestId: string, keyId: string) {
+export async function revokeKey(s: ApiServices, session: Session, requestId: string, keyId: string) {
   await C.onMerchant(s, session.merchantId, (st) => M.revokeApiKey(st, { keyId, at: s.clock.now().toISOString() }), meta(session, requestId));
 }
 
 /** The operator API's rules: checkUrl under the delivery's own policy (https, public addresses only). */
-export async function setWebhookUrl(s: Services, session: Session, requestId: string, url: string) {
+export async function setWebhookUrl(s: ApiServices, session: Session, requestId: string, url: string) {
   try {
     await checkUrl(url, urlPolicy(s));
   } catch (err) {
@@ -56,24 +56,24 @@ export async function setWebhookUrl(s: Services, session: Session, requestId: st
   return C.configureWebhook(s, session.merchantId, url, meta(session, requestId));
 }
 
-async function configuredUrl(s: Services, merchantId: string): Promise<string> {
+async function configuredUrl(s: ApiServices, merchantId: string): Promise<string> {
   const url = await webhookUrlOf(s, merchantId);
   if (!url) throw new DomainError('bad_request', 'Set a webhook URL first');
   return url;
 }
 
-export async function rotateWebhookSecret(s: Services, session: Session, requestId: string) {
+export async function rotateWebhookSecret(s: ApiServices, session: Session, requestId: string) {
   return C.configureWebhook(s, session.merchantId, await configuredUrl(s, session.merchantId), meta(session, requestId));
 }
 
 /** `testId`: the form's claim id (form-once.ts), so a claim taken over after a crash sends no second test. */
-export async function sendTestEvent(s: Services, session: Session, requestId: string, testId: UUID): Promise<string> {
+export async function sendTestEvent(s: ApiServices, session: Session, requestId: string, testId: UUID): Promise<string> {
   await configuredUrl(s, session.merchantId);
   return sendTestWebhook(s, session.merchantId, meta(session, requestId), testId);
 }
 
 /** POST /events/{id}/redeliver's effect: one extra attempt now (the caller checked the event is the merchant's). */
-export async function redeliver(s: Services, session: Session, eventId: string, redeliveryId: string) {
+export async function redeliver(s: ApiServices, session: Session, eventId: string, redeliveryId: string) {
   await configuredUrl(s, session.merchantId);
   await requestRedelivery(s, eventId, session.merchantId, redeliveryId);
 }

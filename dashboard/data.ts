@@ -4,7 +4,7 @@
 // same read-model tables, stored views (`body`) and keyset pagination as the API's lists, plus a
 // search the API does not have.
 import type { Knex } from 'knex';
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from '../api/services.ts';
 import type { Ctx, Handler } from '../api/module.ts';
 import { DomainError } from '../domain/errors.ts';
 import { paginate, type Page } from '../projections/pagination.ts';
@@ -51,7 +51,7 @@ export const KINDS: Record<Kind, KindInfo> = {
 };
 
 /** A merchant-API context for the session's merchant (what authentication would have produced). */
-function ctxFor(s: Services, merchantId: string, requestId: string, params: Record<string, string> = {}, query: Record<string, unknown> = {}): Ctx {
+function ctxFor(s: ApiServices, merchantId: string, requestId: string, params: Record<string, string> = {}, query: Record<string, unknown> = {}): Ctx {
   return { services: s, log: s.log.child({ request_id: requestId }), requestId, merchantId, body: {}, params, query, headers: {}, clientIp: '' };
 }
 
@@ -76,7 +76,7 @@ export interface ListFilter {
   cursor?: string | undefined;
 }
 
-export async function listOf(s: Services, merchantId: string, kind: Kind, f: ListFilter): Promise<Page<Record<string, any>>> {
+export async function listOf(s: ApiServices, merchantId: string, kind: Kind, f: ListFilter): Promise<Page<Record<string, any>>> {
   const k = KINDS[kind];
   const knex = s.knex;
   const q = knex(k.table).select('body').where({ merchant_id: merchantId });
@@ -92,42 +92,42 @@ export async function listOf(s: Services, merchantId: string, kind: Kind, f: Lis
   return paginate(knex, q, { limit: PAGE_SIZE, cursor: f.cursor, createdFrom: f.createdFrom, createdTo: f.createdTo }, (r: { body: Record<string, any> }) => r.body);
 }
 
-export async function readResource(s: Services, merchantId: string, requestId: string, kind: Kind, id: string): Promise<Record<string, any> | undefined> {
+export async function readResource(s: ApiServices, merchantId: string, requestId: string, kind: Kind, id: string): Promise<Record<string, any> | undefined> {
   if (!UUID.test(id)) return undefined;
   return call(KINDS[kind].get, ctxFor(s, merchantId, requestId, { [KINDS[kind].param]: id }));
 }
 
 /** The resource's recorded events, oldest first (secrets redacted by the history renderer). */
-export async function historyOf(s: Services, merchantId: string, requestId: string, kind: Kind, id: string): Promise<Array<Record<string, any>>> {
+export async function historyOf(s: ApiServices, merchantId: string, requestId: string, kind: Kind, id: string): Promise<Array<Record<string, any>>> {
   const body = await call(KINDS[kind].history, ctxFor(s, merchantId, requestId, { [KINDS[kind].param]: id }, { from_version: 1, limit: 1000 }));
   return body?.data ?? [];
 }
 
-export async function walletsOf(s: Services, merchantId: string, requestId: string): Promise<Array<{ currency: string; available: string; reserved: string; updated_at: string }>> {
+export async function walletsOf(s: ApiServices, merchantId: string, requestId: string): Promise<Array<{ currency: string; available: string; reserved: string; updated_at: string }>> {
   const body = await call(walletsModule.handlers.listWallets!, ctxFor(s, merchantId, requestId));
   return body?.data ?? [];
 }
 
 // ---- keys and webhook configuration: the merchant aggregate, as the operator API reads it ----
 
-export async function merchantState(s: Services, merchantId: string): Promise<M.MerchantState> {
+export async function merchantState(s: ApiServices, merchantId: string): Promise<M.MerchantState> {
   return (await s.aggregates.load(streams.merchant(merchantId), M.merchantDecider)).state;
 }
 
 export type KeyView = ReturnType<typeof keyView>;
 
-export async function keysOf(s: Services, merchantId: string): Promise<KeyView[]> {
+export async function keysOf(s: ApiServices, merchantId: string): Promise<KeyView[]> {
   const state = await merchantState(s, merchantId);
   const now = s.clock.now();
   return Object.values(state.keys).sort((a, b) => b.createdAt.localeCompare(a.createdAt)).map((k) => keyView(k, now));
 }
 
-export async function keyOf(s: Services, merchantId: string, keyId: string): Promise<KeyView | undefined> {
+export async function keyOf(s: ApiServices, merchantId: string, keyId: string): Promise<KeyView | undefined> {
   if (!UUID.test(keyId)) return undefined;
   return (await keysOf(s, merchantId)).find((k) => k.id === keyId);
 }
 
-export async function webhookUrlOf(s: Services, merchantId: string): Promise<string | null> {
+export async function webhookUrlOf(s: ApiServices, merchantId: string): Promise<string | null> {
   const row = await s.knex('merchants').where({ id: merchantId }).first('webhook_url');
   return row?.webhook_url ?? null;
 }
@@ -137,7 +137,7 @@ export async function webhookUrlOf(s: Services, merchantId: string): Promise<str
 export const DELIVERY_FILTERS = ['pending', 'delivered', 'failed', 'not_configured'];
 export const EVENT_TYPES = ['payin', 'payout', 'transfer', 'test'];
 
-export async function eventsOf(s: Services, merchantId: string, f: { deliveryStatus?: string | undefined; type?: string | undefined; resourceId?: string | undefined; cursor?: string | undefined; limit?: number }): Promise<Page<EventView>> {
+export async function eventsOf(s: ApiServices, merchantId: string, f: { deliveryStatus?: string | undefined; type?: string | undefined; resourceId?: string | undefined; cursor?: string | undefined; limit?: number }): Promise<Page<EventView>> {
   const knex = s.knex;
   const q = knex('webhook_events').where({ merchant_id: merchantId }).select('*');
   if (f.deliveryStatus) q.where({ delivery_status: f.deliveryStatus });
@@ -148,13 +148,13 @@ export async function eventsOf(s: Services, merchantId: string, f: { deliverySta
   return { ...page, data: page.data.map((r) => eventView(r, attempts)) };
 }
 
-export async function eventOf(s: Services, merchantId: string, id: string): Promise<EventView | undefined> {
+export async function eventOf(s: ApiServices, merchantId: string, id: string): Promise<EventView | undefined> {
   if (!UUID.test(id)) return undefined;
   return readEvent(s.knex, merchantId, id);
 }
 
 /** For the getting-started checklist. */
-export async function progressOf(s: Services, merchantId: string) {
+export async function progressOf(s: ApiServices, merchantId: string) {
   const [keys, url, delivered, payments] = await Promise.all([
     keysOf(s, merchantId),
     webhookUrlOf(s, merchantId),

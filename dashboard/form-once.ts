@@ -5,7 +5,7 @@
 // click, Back then submit) gets the first outcome's summary and the effect is not repeated. The
 // summary never holds a secret: a secret is shown in the first answer only.
 import { createHash, randomBytes, type UUID } from 'node:crypto';
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from '../api/services.ts';
 import { DomainError } from '../domain/errors.ts';
 import { requestHash, type Claim } from '../commands/idempotency.ts';
 import type { Session } from './session.ts';
@@ -29,7 +29,7 @@ const POLL_MS = 100;
 const keyOf = (session: Session, nonce: string) =>
   `dashboard-form:${createHash('sha256').update(`${session.idHash}\n${nonce}`).digest('base64url')}`;
 
-async function claim(s: Services, session: Session, key: string, action: string): Promise<Claim> {
+async function claim(s: ApiServices, session: Session, key: string, action: string): Promise<Claim> {
   const hash = requestHash('POST', action, {});
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
@@ -53,7 +53,7 @@ async function claim(s: Services, session: Session, key: string, action: string)
  * the same resource id.
  */
 export async function once<R>(
-  s: Services, session: Session, nonce: string, action: string,
+  s: ApiServices, session: Session, nonce: string, action: string,
   run: (resourceId: UUID) => Promise<R>, summarise: (result: R) => Summary,
 ): Promise<Once<R>> {
   if (!validNonce(nonce)) throw new DomainError('bad_request', 'This form is from an old page. Reload the page and try again.');

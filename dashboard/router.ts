@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from '../api/services.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { Html } from './html.ts';
 import { CSRF_FIELD, newToken, sameOrigin, tokensMatch } from './csrf.ts';
@@ -82,7 +82,7 @@ function dayBound(v: string | undefined, end: boolean): string | undefined | nul
   return end ? `${v}T23:59:59.999Z` : `${v}T00:00:00.000Z`;
 }
 
-export function dashboardRouter(s: Services): express.Router {
+export function dashboardRouter(s: ApiServices): express.Router {
   const r = express.Router();
   r.use(securityHeaders);
   r.use((req, res, next) => {
@@ -366,6 +366,6 @@ export function dashboardRouter(s: Services): express.Router {
 }
 
 /** The hook app.ts hands createHttpApp: mounts the dashboard before the API's JSON-only body rules. */
-export const mountDashboard = (s: Services) => (app: express.Express) => {
+export const mountDashboard = (s: ApiServices) => (app: express.Express) => {
   app.use(BASE, dashboardRouter(s));
 };

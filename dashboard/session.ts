@@ -4,7 +4,7 @@
 // sign-out. Each session has its own CSRF token.
 import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from '../api/services.ts';
 import { newToken } from './csrf.ts';
 import { sha256 } from '../commands/dashboard-users.ts';
 
@@ -21,7 +21,7 @@ export interface Session {
   csrfToken: string;
 }
 
-export function secureCookies(s: Services, req: Request): boolean {
+export function secureCookies(s: ApiServices, req: Request): boolean {
   const mode = s.config.dashboardCookieSecure;
   return mode === 'always' || (mode === 'auto' && req.secure);
 }
@@ -44,7 +44,7 @@ export function setCookie(res: Response, name: string, value: string, secure: bo
   res.append('Set-Cookie', attrs.join('; '));
 }
 
-export async function startSession(s: Services, res: Response, secure: boolean, user: { id: string; merchant_id: string }): Promise<void> {
+export async function startSession(s: ApiServices, res: Response, secure: boolean, user: { id: string; merchant_id: string }): Promise<void> {
   const id = randomBytes(32).toString('base64url');
   const now = s.clock.now();
   // Old sessions are cleared here rather than by a job: sign-ins are rare, the index makes it cheap.
@@ -56,10 +56,10 @@ export async function startSession(s: Services, res: Response, secure: boolean, 
   setCookie(res, sessionCookieName(secure), id, secure);
 }
 
-const idleMs = (s: Services) => s.config.dashboardSessionIdleMinutes * 60_000;
+const idleMs = (s: ApiServices) => s.config.dashboardSessionIdleMinutes * 60_000;
 
 /** The session the request's cookie names, if it is still valid (its idle expiry is pushed back). */
-export async function currentSession(s: Services, req: Request, secure: boolean): Promise<Session | undefined> {
+export async function currentSession(s: ApiServices, req: Request, secure: boolean): Promise<Session | undefined> {
   const id = readCookie(req, sessionCookieName(secure));
   if (!id || !/^[A-Za-z0-9_-]{43}$/.test(id)) return undefined;
   const row = await s.knex('dashboard_sessions as s')
@@ -83,7 +83,7 @@ export async function currentSession(s: Services, req: Request, secure: boolean)
   };
 }
 
-export async function endSession(s: Services, res: Response, secure: boolean, session: Session | undefined): Promise<void> {
+export async function endSession(s: ApiServices, res: Response, secure: boolean, session: Session | undefined): Promise<void> {
   if (session) await s.knex('dashboard_sessions').where({ id_hash: session.idHash }).delete();
   setCookie(res, sessionCookieName(secure), '', secure, 0);
 }

@@ -5,14 +5,13 @@ import { unreachable, type DomainEvent } from './decider.ts';
 import { COUNTRIES, type CountryCode } from './catalogue.ts';
 import { normalisePhone } from './phone.ts';
 import { latestDateAt, isCalendarDate } from './dates.ts';
-import { evolveKyc, initialKycState, type KycEvent, type KycState } from './kyc.ts';
+import { evolveKyc, initialKycState, type KycEvent, type KycState, type KycStatus } from './kyc.ts';
+// The KYC lifecycle lives with the KYC decisions (kyc.ts); customers show it.
+export { KYC_STATUSES, type KycStatus } from './kyc.ts';
 
 export const CUSTOMER_TYPES = ['individual', 'retail', 'business'] as const;
 export type CustomerType = (typeof CUSTOMER_TYPES)[number];
 
-/** The KYC lifecycle (CONTRACT.md §5): not_started → pending on submission → verified | rejected. */
-export const KYC_STATUSES = ['not_started', 'pending', 'verified', 'rejected'] as const;
-export type KycStatus = (typeof KYC_STATUSES)[number];
 
 /** The identity fields each type must carry (the seed's table); the API schema is built from it too. */
 export const REQUIRED_IDENTITY_FIELDS: Record<CustomerType, ReadonlyArray<keyof CustomerProfile>> = {

@@ -17,7 +17,18 @@
 import { unreachable, type DomainEvent } from './decider.ts';
 import { DomainError, invariant, type ErrorDetail } from './errors.ts';
 import { earliestDateAt, isCalendarDate, latestDateAt } from './dates.ts';
-import type { CustomerState, KycStatus } from './customer.ts';
+
+/** The KYC lifecycle (CONTRACT.md §5): not_started → pending on submission → verified | rejected. */
+export const KYC_STATUSES = ['not_started', 'pending', 'verified', 'rejected'] as const;
+export type KycStatus = (typeof KYC_STATUSES)[number];
+
+/** What the KYC decisions read of the customer whose KYC it is (a CustomerState is one). */
+export interface KycHolder {
+  exists: boolean;
+  id: string;
+  merchantId: string;
+  kyc: KycState;
+}
 
 export const KYC_DOCUMENT_TYPES = [
   'national_id', 'passport', 'drivers_license', 'residence_permit', 'voter_id',
@@ -196,7 +207,7 @@ function documentProblems(d: KycDocumentInput, i: number, at: string): ErrorDeta
  * pending (`kyc_review_pending`) and once verified (`kyc_already_verified`); a customer whose KYC
  * was rejected may submit again, which starts a new review.
  */
-export function submitKyc(s: CustomerState, c: SubmitKyc): KycEvent[] {
+export function submitKyc(s: KycHolder, c: SubmitKyc): KycEvent[] {
   if (!s.exists || s.merchantId !== c.merchantId) throw new DomainError('not_found', 'Customer not found');
   if (s.kyc.status === 'pending') {
     throw new DomainError('kyc_review_pending', 'A KYC review is already in progress for this customer; submit again if it is rejected');
@@ -234,20 +245,20 @@ export function filesOf(d: KycDocumentInput): Array<{ field: KycFileField; url: 
 }
 
 /** The submission under review if it is `submissionId` and has no verdict yet. */
-function openReview(s: CustomerState, submissionId: string): KycSubmission | undefined {
+function openReview(s: KycHolder, submissionId: string): KycSubmission | undefined {
   const c = s.kyc.current;
   return c && c.id === submissionId && c.reviewedAt === null ? c : undefined;
 }
 
 /** The next document of the review whose files have not been checked (none: ready for the verdict). */
-export function nextDocumentToCheck(s: CustomerState, submissionId: string): KycDocument | undefined {
+export function nextDocumentToCheck(s: KycHolder, submissionId: string): KycDocument | undefined {
   const c = openReview(s, submissionId);
   return c?.documents.find((d) => c.checks[d.id] === undefined);
 }
 
 /** Records the fetch outcome of a document's files, once (a re-run of the worker decides nothing). */
 export function recordDocumentCheck(
-  s: CustomerState,
+  s: KycHolder,
   c: { submissionId: string; documentId: string; files: FileCheck[]; at: string },
 ): KycEvent[] {
   const review = openReview(s, c.submissionId);
@@ -278,7 +289,7 @@ export function documentVerdict(files: FileCheck[]): { status: 'verified' | 'rej
  * status and kyc_status verified when every document is, else rejected. Nothing when the review was
  * already decided (a re-run) or is no longer the latest submission.
  */
-export function completeReview(s: CustomerState, c: { submissionId: string; at: string }): KycEvent[] {
+export function completeReview(s: KycHolder, c: { submissionId: string; at: string }): KycEvent[] {
   const review = openReview(s, c.submissionId);
   if (!review) return [];
   invariant(review.documents.every((d) => review.checks[d.id] !== undefined), `KYC submission ${c.submissionId} has unchecked documents`);

@@ -8,7 +8,7 @@ import { createHttpApp } from '../api/server.ts';
 import { systemModule } from '../api/routes/system.ts';
 import { buildDocument } from '../api/openapi/document.ts';
 import { apiModules } from '../app/registry.ts';
-import type { Services } from '../commands/services.ts';
+import type { ApiServices } from '../api/services.ts';
 import knex from 'knex';
 import type { Database } from '../infra/db.ts';
 import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
@@ -134,7 +134,7 @@ t.test('/readyz is 503 when the database cannot be reached', async (t) => {
   const k = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 }, log: quiet });
   const db: Database = { knex: k, url, close: () => k.destroy() };
   t.teardown(() => db.close());
-  const services: Services = { ...h.app.services, db, knex: db.knex, store: new PostgresEventStore(db, h.clock) };
+  const services: ApiServices = { ...h.app.services, db, knex: db.knex, store: new PostgresEventStore(db, h.clock) };
   const server = http.createServer(createHttpApp(services, [systemModule(() => ({}))]).app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));

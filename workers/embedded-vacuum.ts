@@ -10,7 +10,7 @@
 // statement.
 import type { Knex } from 'knex';
 import type { Services } from '../commands/services.ts';
-import type { Worker } from '../app/registry.ts';
+import type { Worker } from './worker.ts';
 import { ident } from '../infra/sql-ident.ts';
 import { tablesNeedingWork, type AutovacuumSettings, type TableStats, type TableWork } from '../infra/vacuum-need.ts';
 

@@ -18,7 +18,7 @@ import type { Services } from '../commands/services.ts';
 import type { RecordedEvent, Subscription } from '../infra/eventstore/types.ts';
 import { readCheckpoint, writeCheckpoint } from '../projections/projector.ts';
 import { MemoryBus } from '../infra/bus/memory.ts';
-import type { Worker } from '../app/registry.ts';
+import type { Worker } from './worker.ts';
 import { ForwardedBatches } from './forwarded-batches.ts';
 
 export const FORWARDER = 'forwarder';

@@ -3,7 +3,7 @@
 // for ever. One durable job on the scheduler, re-run every PURGE_EVERY_MS of the service's clock:
 // with several worker processes it runs in one of them at a time, and it survives restarts.
 import type { Services } from '../commands/services.ts';
-import type { Worker } from '../app/registry.ts';
+import type { Worker } from './worker.ts';
 
 export const IDEMPOTENCY_PURGE_JOB = 'idempotency-purge';
 export const IDEMPOTENCY_PURGE_KEY = 'expired';

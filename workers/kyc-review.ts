@@ -17,7 +17,7 @@
 // SHA-256. Logs name the customer, the document and the outcome, never the URL (it may be signed).
 import { fileTypeFromBuffer } from 'file-type';
 import type { Services } from '../commands/services.ts';
-import type { Worker } from '../app/registry.ts';
+import type { Worker } from './worker.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import type { Job, JobOutcome } from '../infra/scheduler.ts';
 import { fetchLimited, type FetchLimits } from '../infra/safe-fetch.ts';

@@ -19,7 +19,7 @@
 // the transfer's leg outcome and the wallet effect in one append), and add it to
 // workers/leg-owners.ts. A command may also call `startLeg` directly.
 import type { Services } from '../commands/services.ts';
-import type { Worker } from '../app/registry.ts';
+import type { Worker } from './worker.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import type { Job } from '../infra/scheduler.ts';
 import type { LegOutcome } from '../domain/payment.ts';

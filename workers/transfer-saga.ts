@@ -3,7 +3,7 @@
 // by the provider gateway), so the saga's state is the transfer stream itself: after a crash,
 // redelivered events decide nothing twice and nothing is kept in memory.
 import type { Services } from '../commands/services.ts';
-import type { Worker } from '../app/registry.ts';
+import type { Worker } from './worker.ts';
 import { startCollection } from '../commands/transfers.ts';
 import { subjectOf, type ForwardedEvent } from './event-forwarder.ts';
 import { neverGiveUp } from './never-give-up.ts';

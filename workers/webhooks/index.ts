@@ -3,7 +3,7 @@
 // delivery attempts and their retry schedule. See store.ts (states, order) and delivery.ts.
 import type { Services } from '../../commands/services.ts';
 import { neverGiveUp } from '../never-give-up.ts';
-import type { Worker } from '../../app/registry.ts';
+import type { Worker } from '../worker.ts';
 import { subjectOf, type ForwardedEvent } from '../event-forwarder.ts';
 import { webhookEventTypes, webhookResourceOf } from './resources.ts';
 import { JOB_KIND, recordWebhookEvent } from './store.ts';
