@@ -10,7 +10,7 @@
 // version (a conflict: decided again from a fresh read) or refuses / decides nothing, in which case
 // the command is decided again from a fresh read before that answer stands. A successful append
 // moves the cache on with the events it committed. Outside `transact`, `load` always reads the tail.
-import type { Decider, DomainEvent } from '../domain/decider.ts';
+import type { CommandDecider, Decider, DomainEvent } from '../domain/decider.ts';
 import {
   WrongExpectedVersion,
   type AppendResult,
@@ -199,6 +199,26 @@ export class Aggregates {
         }
       }
     });
+  }
+
+  /**
+   * The one-stream command, the shape most commands have: load the stream, decide the command on
+   * its state, append what was decided with the version loaded (a conflict is decided again on fresh
+   * state, bounded, by `transact`). Answers the state after the events and what was appended.
+   */
+  async execute<S, E extends DomainEvent, C>(
+    streamId: string,
+    decider: CommandDecider<S, E, C>,
+    command: C,
+    meta: EventMetadata,
+  ): Promise<{ state: S; events: E[]; append: AppendResult | undefined }> {
+    const { result, append } = await this.transact([streamId], async (tx) => {
+      const loaded = await tx.load(streamId, decider);
+      const events = decider.decide(command, loaded.state);
+      const state = events.reduce((st, e) => decider.evolve(st, e), loaded.state);
+      return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: { state, events } };
+    });
+    return { ...result, append };
   }
 
   /** Moves the cache of each appended stream on by the events just committed to it. */

@@ -1,4 +1,4 @@
-// Merchant commands on payins, and the commands the provider gateway runs on them (workers/leg-owners.ts).
+// Merchant commands on payins, and the commands the provider gateway runs on them (commands/leg-owners.ts).
 //
 // Create: one atomic append, quote consumed + payin created/pending, with the expected version of
 // both streams, so concurrent requests on one quote create exactly one payin and a refused request

@@ -1,4 +1,4 @@
-// Merchant commands on payouts, and the commands the provider gateway runs on them (workers/leg-owners.ts).
+// Merchant commands on payouts, and the commands the provider gateway runs on them (commands/leg-owners.ts).
 //
 // Create: one atomic append over three streams with their expected versions: quote consumed,
 // payout created/pending, and wallet.funds_held of send_amount (hold id = payout id). Short of

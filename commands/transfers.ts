@@ -21,7 +21,7 @@ import { operator } from '../domain/catalogue.ts';
 import { checkParty, type LegOutcome, type RailParty, type Recipient } from '../domain/payment.ts';
 import { checkAmountRange, parseAmount } from '../domain/money.ts';
 import type { EventMetadata, StreamAppend } from '../infra/eventstore/types.ts';
-import type { LegOwner } from '../workers/legs.ts';
+import type { LegOwner } from './legs.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { requireCustomer } from './lookups.ts';

@@ -4,9 +4,20 @@ export interface DomainEvent<T extends string = string, D = unknown> {
   data: D;
 }
 
+/** What folds a stream: its initial state and how each event moves it. */
 export interface Decider<State, Event extends DomainEvent> {
   initialState(): State;
   evolve(state: State, event: Event): State;
+}
+
+/**
+ * An aggregate's decider: its commands (a union, each a plain value) decided on its state into the
+ * events to append, or a DomainError refusing the command. `decide` ends in an exhaustive check of
+ * the command union, as `evolve` does of the event union. Pure: no clock, no I/O (time, ids and any
+ * other stream's state a decision needs arrive in the command).
+ */
+export interface CommandDecider<State, Event extends DomainEvent, Command> extends Decider<State, Event> {
+  decide(command: Command, state: State): Event[];
 }
 
 export function fold<State, Event extends DomainEvent>(d: Decider<State, Event>, events: Event[], from?: State): State {

@@ -10,7 +10,7 @@
 import type { Knex } from 'knex';
 import type { EventStore } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
-import { readCheckpoint } from './projector.ts';
+import { readCheckpoint } from '../infra/checkpoints.ts';
 import { catchUp, createShadow, dropShadow, primaryKeyOf, type Shadow } from './shadow.ts';
 import { ident } from '../infra/sql-ident.ts';
 

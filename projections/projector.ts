@@ -2,6 +2,7 @@
 // with the checkpoint (SELECT … FOR UPDATE, so two processes running the same projection take turns
 // and the second skips what the first applied). On PostgreSQL a batch first tries to go as one
 // statement on the checkpoints this projector last committed (one-statement-batch.ts).
+import { ensureCheckpoints, readCheckpoint } from '../infra/checkpoints.ts';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstore/types.ts';
@@ -12,23 +13,6 @@ import { applyInOneStatement } from './one-statement-batch.ts';
 
 const BATCH_SIZE = 1000;
 
-export async function readCheckpoint(knex: Knex | Knex.Transaction, name: string, forUpdate = false): Promise<bigint> {
-  await knex.raw('INSERT INTO checkpoints (name, position) VALUES (?, 0) ON CONFLICT (name) DO NOTHING', [name]);
-  const r = await knex.raw<{ rows: Array<{ position: string }> }>(
-    `SELECT position FROM checkpoints WHERE name = ?${forUpdate ? ' FOR UPDATE' : ''}`,
-    [name],
-  );
-  return BigInt(r.rows[0]!.position);
-}
-
-export async function writeCheckpoint(knex: Knex | Knex.Transaction, name: string, position: bigint): Promise<void> {
-  await knex.raw('UPDATE checkpoints SET position = ?, updated_at = now() WHERE name = ?', [position.toString(), name]);
-}
-
-/** Creates the checkpoint rows that do not exist yet (at 0). */
-export async function ensureCheckpoints(knex: Knex | Knex.Transaction, names: string[]): Promise<void> {
-  await knex.raw('INSERT INTO checkpoints (name, position) SELECT unnest(?::text[]), 0 ON CONFLICT (name) DO NOTHING', [names]);
-}
 
 /**
  * Applies one batch to several projections in one transaction, each behind its own checkpoint:

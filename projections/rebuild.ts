@@ -16,7 +16,7 @@
 import type { Knex } from 'knex';
 import type { EventStore } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
-import { readCheckpoint, writeCheckpoint } from './projector.ts';
+import { readCheckpoint, writeCheckpoint } from '../infra/checkpoints.ts';
 import { catchUp, claim, createShadow, dropShadow } from './shadow.ts';
 import { copyIn, moveIn, prepareMove } from './swap.ts';
 import { keepsEventsInThisDatabase } from './history.ts';

@@ -13,7 +13,7 @@ import { startApp } from '../app/app.ts';
 import { createLogger } from '../infra/log.ts';
 import { MemoryBus } from '../infra/bus/memory.ts';
 import type { Bus, Consumer, ConsumerOptions } from '../infra/bus/types.ts';
-import { readCheckpoint } from '../projections/projector.ts';
+import { readCheckpoint } from '../infra/checkpoints.ts';
 import { FORWARDER, PUBLISH_SAFETY_MARGIN_MS } from '../workers/event-forwarder.ts';
 import { testDatabase } from './helpers/db.ts';
 import { sleep, waitFor } from './helpers/bus-contract.ts';

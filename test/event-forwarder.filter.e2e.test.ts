@@ -11,7 +11,7 @@ import { startApp } from '../app/app.ts';
 import { createLogger } from '../infra/log.ts';
 import { MemoryBus } from '../infra/bus/memory.ts';
 import { workers } from '../app/registry.ts';
-import { readCheckpoint } from '../projections/projector.ts';
+import { readCheckpoint } from '../infra/checkpoints.ts';
 import { FORWARDER } from '../workers/event-forwarder.ts';
 import { testDatabase } from './helpers/db.ts';
 

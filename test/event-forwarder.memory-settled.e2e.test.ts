@@ -12,8 +12,9 @@ import { loadConfig } from '../infra/config.ts';
 import { startApp } from '../app/app.ts';
 import { createLogger } from '../infra/log.ts';
 import { MemoryBus } from '../infra/bus/memory.ts';
-import { readCheckpoint } from '../projections/projector.ts';
-import { FORWARDER, subjectOf } from '../workers/event-forwarder.ts';
+import { readCheckpoint } from '../infra/checkpoints.ts';
+import { FORWARDER } from '../workers/event-forwarder.ts';
+import { subjectOf } from '../infra/bus/forwarded-event.ts';
 import { testDatabase } from './helpers/db.ts';
 import { sleep, waitFor } from './helpers/bus-contract.ts';
 

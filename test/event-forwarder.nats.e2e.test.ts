@@ -12,7 +12,7 @@ import { loadConfig } from '../infra/config.ts';
 import { startApp } from '../app/app.ts';
 import { createLogger } from '../infra/log.ts';
 import { NatsBus } from '../infra/bus/nats.ts';
-import type { ForwardedEvent } from '../workers/event-forwarder.ts';
+import type { ForwardedEvent } from '../infra/bus/forwarded-event.ts';
 import { testDatabase } from './helpers/db.ts';
 import { sleep, waitFor } from './helpers/bus-contract.ts';
 import { PrivateNatsServer, natsServerBinary } from './helpers/nats-server.ts';

@@ -13,7 +13,7 @@ import { startTestApp } from './helpers/app.ts';
 import { projections } from '../app/registry.ts';
 import { countEvents, projectionStatus, rebuildProjection } from '../projections/rebuild.ts';
 import { ShadowTakenOver, createShadow } from '../projections/shadow.ts';
-import { readCheckpoint, writeCheckpoint } from '../projections/projector.ts';
+import { readCheckpoint, writeCheckpoint } from '../infra/checkpoints.ts';
 import { openConfiguredDatabase, migrate } from '../infra/db.ts';
 import { stopEmbeddedPostgres } from '../infra/embedded-postgres.ts';
 import type { EventStore } from '../infra/eventstore/types.ts';

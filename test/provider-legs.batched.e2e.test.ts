@@ -1,9 +1,9 @@
-// The gateway's provider_legs rows are written set-wise (workers/provider-legs.ts): legs started
+// The gateway's provider_legs rows are written set-wise (commands/provider-legs.ts): legs started
 // together are one INSERT, their provider references one UPDATE, and each call answers as alone.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
-import { recordLeg, setProviderReference } from '../workers/provider-legs.ts';
+import { recordLeg, setProviderReference } from '../commands/provider-legs.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());

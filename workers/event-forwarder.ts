@@ -16,8 +16,8 @@
 //    still has (within its duplicate window), and consumers dedupe the rest by event id.
 import type { Services } from '../commands/services.ts';
 import type { RecordedEvent, Subscription } from '../infra/eventstore/types.ts';
-import { readCheckpoint, writeCheckpoint } from '../projections/projector.ts';
-import { MemoryBus } from '../infra/bus/memory.ts';
+import { readCheckpoint, writeCheckpoint } from '../infra/checkpoints.ts';
+import { subjectOf, type ForwardedEvent } from '../infra/bus/forwarded-event.ts';
 import type { Worker } from './worker.ts';
 import { ForwardedBatches } from './forwarded-batches.ts';
 
@@ -39,18 +39,6 @@ export const PUBLISH_SAFETY_MARGIN_MS = 2_000;
 /** Events published at once (in order, on one connection) within a batch. */
 const PUBLISH_WINDOW = 64;
 
-export interface ForwardedEvent {
-  id: string;
-  stream_id: string;
-  version: number;
-  position: string;
-  type: string;
-  data: Record<string, unknown>;
-  metadata: Record<string, unknown>;
-  created_at: string;
-}
-
-export const subjectOf = (type: string) => `events.${type}`;
 
 export function toMessage(e: RecordedEvent): ForwardedEvent {
   return {
@@ -80,7 +68,7 @@ export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
   return {
     name: FORWARDER,
     async start(s: Services) {
-      const memory = s.bus instanceof MemoryBus ? s.bus : undefined;
+      const memory = s.bus.backlog;
       const only = s.config.busForward === 'all' ? undefined : opts.types?.();
       const forwarded = (e: RecordedEvent) => only === undefined || only.has(e.type);
       const generation = () => s.bus.generation?.() ?? 0;

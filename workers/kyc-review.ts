@@ -25,7 +25,7 @@ import * as C from '../domain/customer.ts';
 import * as K from '../domain/kyc.ts';
 import { completeKycReview, kycUrlPolicy, recordKycDocumentCheck } from '../commands/kyc.ts';
 import { streams } from '../commands/streams.ts';
-import { subjectOf, type ForwardedEvent } from './event-forwarder.ts';
+import { subjectOf, type ForwardedEvent } from '../infra/bus/forwarded-event.ts';
 
 export const KYC_REVIEWER = 'kyc-review';
 export const KYC_REVIEW_JOB = 'kyc-review';

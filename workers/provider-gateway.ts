@@ -7,31 +7,31 @@
 //   job `provider-check` ──► adapter.status ──► pending: again later (growing delay, capped, never dropped)
 //                                          └──► completed | failed: owner.settled
 //   POST /provider-callbacks/{provider} ──► adapter.parseCallback (verified) ──► owner.settled
+//     (commands/leg-outcomes.ts, settleLegFromCallback)
 //
 // Every step is idempotent, so a redelivered trigger, a re-run job or a replayed callback never
 // initiates twice or moves money twice: the adapter dedupes by reference, the owner's decisions
 // decide nothing once the leg has settled, the job is keyed by reference.
 //
-// Plugging in another leg owner (transfers): implement LegOwner (workers/legs.ts) with a trigger per
+// Plugging in another leg owner (transfers): implement LegOwner (commands/legs.ts) with a trigger per
 // event that starts a leg (e.g. `transfer.collection_started` → collection leg with reference
 // `transfer:<id>:collection` and otp = the sealed OTP flag; `transfer.payout.started` →
 // disbursement leg `transfer:<id>:payout:<n>`), `isOpen`, `submitted` and `settled` (which appends
 // the transfer's leg outcome and the wallet effect in one append), and add it to
-// workers/leg-owners.ts. A command may also call `startLeg` directly.
+// commands/leg-owners.ts. A command may also call `startLeg` directly.
 import type { Services } from '../commands/services.ts';
 import type { Worker } from './worker.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import type { Job } from '../infra/scheduler.ts';
-import type { LegOutcome } from '../domain/payment.ts';
 import { otpVault } from '../infra/otp-vault.ts';
 import { adapter, providerNameFor } from '../infra/providers/index.ts';
-import type { ProviderStatus } from '../infra/providers/types.ts';
-import { subjectOf, type ForwardedEvent } from './event-forwarder.ts';
-import { legOwners } from './leg-owners.ts';
+import { subjectOf, type ForwardedEvent } from '../infra/bus/forwarded-event.ts';
+import { legOwners } from '../commands/leg-owners.ts';
+import { legOwnerNamed, legOutcomeOf, observeLegSettled } from '../commands/leg-outcomes.ts';
 import { neverGiveUp } from './never-give-up.ts';
 import { crashPoint } from '../infra/crash-points.ts';
-import type { LegOwner, LegRequest } from './legs.ts';
-import { recordLeg, setProviderReference, type LegRow } from './provider-legs.ts';
+import type { LegRequest } from '../commands/legs.ts';
+import { recordLeg, setProviderReference } from '../commands/provider-legs.ts';
 
 export const GATEWAY = 'provider-gateway';
 export const CHECK_JOB = 'provider-check';
@@ -50,27 +50,6 @@ interface CheckPayload {
   startedAt?: string;
 }
 
-/** Provider leg latency: from the leg's start (its provider_legs row) to its settlement, once. */
-async function observeSettled(s: Services, reference: string, outcome: LegOutcome, position: bigint | undefined, known?: LegRow): Promise<void> {
-  if (position === undefined) return; // settled before (another path got there first): counted then
-  const row = known ?? (await s.knex('provider_legs').where({ reference }).first('provider', 'kind', 'created_at')) as LegRow | undefined;
-  if (!row) return;
-  const seconds = Math.max(0, s.clock.now().getTime() - new Date(row.created_at).getTime()) / 1000;
-  s.metrics.providerLegs.observe({ provider: row.provider, kind: row.kind, outcome: outcome.outcome }, seconds);
-}
-
-function ownerNamed(name: string): LegOwner {
-  const o = legOwners.find((x) => x.name === name);
-  if (!o) throw new Error(`no leg owner ${name}`);
-  return o;
-}
-
-const outcomeOf = (st: ProviderStatus): LegOutcome | undefined => {
-  if (st.state === 'completed') return { outcome: 'completed', providerReference: st.providerReference };
-  if (st.state === 'failed') return { outcome: 'failed', providerReference: st.providerReference, reason: st.reason };
-  return undefined;
-};
-
 /** Delay before re-check n (1-based) of a leg still pending: settle time, doubling, capped. */
 export function checkDelayMs(settleMs: number, attempt: number): number {
   const base = Math.max(settleMs, 50);
@@ -82,7 +61,7 @@ export function checkDelayMs(settleMs: number, attempt: number): number {
  * number of times for one reference.
  */
 export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata): Promise<void> {
-  const owner = ownerNamed(leg.owner);
+  const owner = legOwnerNamed(leg.owner);
   if (!(await owner.isOpen(s, leg.reference))) return; // settled already: nothing to start
   const providerName = providerNameFor(leg.operatorCode);
   const now = s.clock.now();
@@ -98,9 +77,9 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
   if (leg.otp) await vault.discard(leg.reference);
   const legRow = await setProviderReference(s, leg.reference, status.providerReference);
   await owner.submitted(s, leg.reference, status.providerReference, meta);
-  const outcome = outcomeOf(status);
+  const outcome = legOutcomeOf(status);
   if (outcome) {
-    await observeSettled(s, leg.reference, outcome, await owner.settled(s, leg.reference, outcome, meta), legRow);
+    await observeLegSettled(s, leg.reference, outcome, await owner.settled(s, leg.reference, outcome, meta), legRow);
     return;
   }
   const payload: CheckPayload = {
@@ -114,35 +93,18 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
 /** One status check: settle the leg, or look again later (a pending leg is never dropped). */
 export async function checkLeg(s: Services, job: Job<CheckPayload>): Promise<void | { retryAt: Date }> {
   const { reference, owner: ownerName, provider } = job.payload;
-  const owner = ownerNamed(ownerName);
+  const owner = legOwnerNamed(ownerName);
   if (!(await owner.isOpen(s, reference))) return; // settled meanwhile (a callback, another process)
   const status = await s.metrics.timeProvider(provider, 'status', () => adapter(s, provider).status(reference));
   if (!status) throw new Error(`provider ${provider} does not know leg ${reference}`); // retried with backoff
-  const outcome = outcomeOf(status);
+  const outcome = legOutcomeOf(status);
   if (!outcome) return { retryAt: new Date(s.clock.now().getTime() + checkDelayMs(s.config.sandboxSettleMs, job.attempts)) };
   // Caused by the event that started the leg; the job that found the outcome is named too.
   const jobName = `${CHECK_JOB}:${reference}`;
   const meta: EventMetadata = { actor: GATEWAY, causationId: job.payload.causationId ?? jobName, job: jobName };
   const { kind, startedAt } = job.payload;
   const known = kind && startedAt ? { provider, kind, created_at: startedAt } : undefined;
-  await observeSettled(s, reference, outcome, await owner.settled(s, reference, outcome, meta), known);
-}
-
-/**
- * A verified provider callback: the same completion path as the status check. Answers whether the
- * reference is a leg we started (an unknown one changes nothing).
- */
-export async function handleCallback(s: Services, providerName: string, body: unknown, headers: Record<string, string | string[] | undefined>, meta: EventMetadata): Promise<boolean> {
-  const cb = await adapter(s, providerName).parseCallback(body, headers);
-  const row = (await s.knex('provider_legs').where({ reference: cb.reference, provider: providerName }).first('owner')) as { owner: string } | undefined;
-  if (!row) return false;
-  const outcome = outcomeOf(cb.status);
-  if (outcome) {
-    const position = await ownerNamed(row.owner).settled(s, cb.reference, outcome, meta);
-    await observeSettled(s, cb.reference, outcome, position);
-    await s.awaitReadModels(position);
-  }
-  return true;
+  await observeLegSettled(s, reference, outcome, await owner.settled(s, reference, outcome, meta), known);
 }
 
 export const providerGateway: Worker = {

@@ -5,7 +5,7 @@
 import type { Services } from '../commands/services.ts';
 import type { Worker } from './worker.ts';
 import { startCollection } from '../commands/transfers.ts';
-import { subjectOf, type ForwardedEvent } from './event-forwarder.ts';
+import { subjectOf, type ForwardedEvent } from '../infra/bus/forwarded-event.ts';
 import { neverGiveUp } from './never-give-up.ts';
 
 export const transferSaga: Worker = {

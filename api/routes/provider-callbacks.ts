@@ -4,7 +4,7 @@ import type { ApiModule } from '../module.ts';
 import { errors, json } from '../openapi/common.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { CallbackRejected } from '../../infra/providers/types.ts';
-import { handleCallback } from '../../workers/provider-gateway.ts';
+import { settleLegFromCallback } from '../../commands/leg-outcomes.ts';
 import { providers } from '../../infra/providers/index.ts';
 
 export const providerCallbacksModule: ApiModule = {
@@ -27,7 +27,7 @@ export const providerCallbacksModule: ApiModule = {
       const name = ctx.params.provider!;
       if (!providers(ctx.services).byName.has(name)) throw new DomainError('not_found', 'Unknown provider');
       try {
-        const known = await handleCallback(ctx.services, name, ctx.body, ctx.headers, { requestId: ctx.requestId, actor: `provider:${name}` });
+        const known = await settleLegFromCallback(ctx.services, name, ctx.body, ctx.headers, { requestId: ctx.requestId, actor: `provider:${name}` });
         if (!known) throw new DomainError('not_found', 'Unknown leg reference');
       } catch (err) {
         if (err instanceof CallbackRejected) throw new DomainError('unauthorized', 'Callback signature not valid');

@@ -19,7 +19,7 @@
 // scheduler, so a queue fills only when the database is what is behind.
 import {
   DEFAULT_MAX_DELIVER, defaultBackoffMs, subjectMatches,
-  type Bus, type BusMessage, type Consumer, type ConsumerLag, type ConsumerOptions, type DeadLetterInfo,
+  type Bus, type BusMessage, type Consumer, type ConsumerLag, type ConsumerOptions, type DeadLetterInfo, type InProcessBacklog,
 } from './types.ts';
 
 interface Entry { seq: number; id: string; subject: string; data: unknown; deadLetter?: DeadLetterInfo }
@@ -145,6 +145,11 @@ class MemoryConsumer implements Consumer {
 }
 
 export class MemoryBus implements Bus {
+  /** Its backlog is its own memory: the forwarder waits for room and saves only what was settled. */
+  get backlog(): InProcessBacklog {
+    return this;
+  }
+
   readonly name = 'memory';
   private seq = 0;
   private consumers = new Set<MemoryConsumer>();

@@ -67,6 +67,21 @@ export interface Bus {
    * consumers; NATS asks the server about the durables this process consumes.
    */
   consumerLag?(): Promise<ConsumerLag[]>;
+  /**
+   * Present on a bus whose backlog lives in this process's memory and nowhere else (the in-process
+   * bus): a publisher feeding it from a source of truth waits for room, and treats a batch as safe
+   * only once every consumer has settled it (a crash loses the rest).
+   */
+  readonly backlog?: InProcessBacklog;
+}
+
+export interface InProcessBacklog {
+  /** Waits while a consumer has too many messages queued. */
+  room(): Promise<void>;
+  /** The sequence number of the last entry published (0: none yet). */
+  lastSeq(): number;
+  /** The lowest sequence number a consumer still owes an outcome for (undefined: none). */
+  lowestUnsettled(): number | undefined;
 }
 
 export interface ConsumerLag {

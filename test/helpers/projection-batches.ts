@@ -4,7 +4,7 @@
 import type { Test } from 'tap';
 import { PostgresEventStore } from '../../infra/eventstore/postgres.ts';
 import { systemClock } from '../../infra/clock.ts';
-import { ensureCheckpoints } from '../../projections/projector.ts';
+import { ensureCheckpoints } from '../../infra/checkpoints.ts';
 import { historyOf } from '../../projections/history.ts';
 import type { RecordedEvent } from '../../infra/eventstore/types.ts';
 import { testDatabase } from './db.ts';

@@ -4,7 +4,7 @@
 import type { Services } from '../../commands/services.ts';
 import { neverGiveUp } from '../never-give-up.ts';
 import type { Worker } from '../worker.ts';
-import { subjectOf, type ForwardedEvent } from '../event-forwarder.ts';
+import { subjectOf, type ForwardedEvent } from '../../infra/bus/forwarded-event.ts';
 import { webhookEventTypes, webhookResourceOf } from './resources.ts';
 import { JOB_KIND, recordWebhookEvent } from './store.ts';
 import { deliveryHandler, OVERALL_CONCURRENCY, type DeliveryJob } from './delivery.ts';

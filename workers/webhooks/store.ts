@@ -11,7 +11,7 @@
 // (FOR SHARE / FOR UPDATE), so a successor recorded while its predecessor finishes is never lost.
 import type { Knex } from 'knex';
 import type { Services } from '../../commands/services.ts';
-import type { ForwardedEvent } from '../event-forwarder.ts';
+import type { ForwardedEvent } from '../../infra/bus/forwarded-event.ts';
 import { draftOf, type Envelope, type WebhookEventDraft } from './envelope.ts';
 import { webhookResourceOf } from './resources.ts';
 import { webhookTargetAsOf } from './targets.ts';

@@ -1,17 +1,17 @@
 // The provider gateway's plug-in point: an aggregate that owns provider legs (payins, payouts, and
 // the transfer's collection and disbursement legs) implements LegOwner and is listed in
-// workers/leg-owners.ts. The gateway then:
+// commands/leg-owners.ts. The gateway then:
 //   1. consumes the owner's trigger events from the bus (`events.<type>`) and reads each as a leg;
 //   2. initiates the leg with the operator's adapter (idempotent by `reference`), records it in
 //      `provider_legs`, calls `submitted`, and schedules a durable `provider-check` job (key = reference);
 //   3. on the provider's final outcome, from the check job or a verified callback, calls `settled`
 //      once or more: the owner appends its terminal event and the wallet effect atomically and decides
 //      nothing when the leg is already settled, so a replay never moves money twice.
-import type { Services } from '../commands/services.ts';
+import type { Services } from './services.ts';
 import type { LegOutcome } from '../domain/payment.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import type { LegKind } from '../infra/providers/types.ts';
-import type { ForwardedEvent } from './event-forwarder.ts';
+import type { ForwardedEvent } from '../infra/bus/forwarded-event.ts';
 
 export interface LegRequest {
   /** LegOwner.name: who is told of the outcome. */

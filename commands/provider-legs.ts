@@ -3,7 +3,7 @@
 // statement, and their provider references set by another (bench issue 8: under load the gateway
 // starts legs in bursts, and each row was a statement of its own). Each call answers as it would
 // alone, the statement running after every call in it was made.
-import type { Services } from '../commands/services.ts';
+import type { Services } from './services.ts';
 import { StatementBatcher } from '../infra/statement-batcher.ts';
 
 export interface NewLeg {

@@ -1,12 +1,12 @@
 // Every aggregate whose legs go through the provider gateway, and how each one's legs start and
-// settle (see workers/legs.ts). Transfers add their owner to `legOwners`.
+// settle (see commands/legs.ts). Transfers add their owner to `legOwners`.
 import * as In from '../domain/payin.ts';
 import * as Out from '../domain/payout.ts';
-import { recordPayinSubmission, settlePayin } from '../commands/payins.ts';
-import { recordPayoutSubmission, settlePayout } from '../commands/payouts.ts';
-import { streams } from '../commands/streams.ts';
+import { recordPayinSubmission, settlePayin } from './payins.ts';
+import { recordPayoutSubmission, settlePayout } from './payouts.ts';
+import { streams } from './streams.ts';
 import type { LegOwner } from './legs.ts';
-import { transferLegOwner } from '../commands/transfers.ts';
+import { transferLegOwner } from './transfers.ts';
 
 /** A payin's collection: reference = payin id; the payer is collected send_amount. */
 export const payinLegOwner: LegOwner = {

@@ -1,0 +1,50 @@
+// A provider leg's final outcome, however it arrives: from the gateway's status check or start
+// (workers/provider-gateway.ts), or from a verified provider callback (POST /provider-callbacks/{provider}).
+// Either way the leg's owner (commands/leg-owners.ts) settles it, idempotently.
+import type { Services } from './services.ts';
+import type { EventMetadata } from '../infra/eventstore/types.ts';
+import type { LegOutcome } from '../domain/payment.ts';
+import type { ProviderStatus } from '../infra/providers/types.ts';
+import { adapter } from '../infra/providers/index.ts';
+import { legOwners } from './leg-owners.ts';
+import type { LegOwner } from './legs.ts';
+import type { LegRow } from './provider-legs.ts';
+
+export function legOwnerNamed(name: string): LegOwner {
+  const o = legOwners.find((x) => x.name === name);
+  if (!o) throw new Error(`no leg owner ${name}`);
+  return o;
+}
+
+export const legOutcomeOf = (st: ProviderStatus): LegOutcome | undefined => {
+  if (st.state === 'completed') return { outcome: 'completed', providerReference: st.providerReference };
+  if (st.state === 'failed') return { outcome: 'failed', providerReference: st.providerReference, reason: st.reason };
+  return undefined;
+};
+
+/** Provider leg latency: from the leg's start (its provider_legs row) to its settlement, once. */
+export async function observeLegSettled(s: Services, reference: string, outcome: LegOutcome, position: bigint | undefined, known?: LegRow): Promise<void> {
+  if (position === undefined) return; // settled before (another path got there first): counted then
+  const row = known ?? (await s.knex('provider_legs').where({ reference }).first('provider', 'kind', 'created_at')) as LegRow | undefined;
+  if (!row) return;
+  const seconds = Math.max(0, s.clock.now().getTime() - new Date(row.created_at).getTime()) / 1000;
+  s.metrics.providerLegs.observe({ provider: row.provider, kind: row.kind, outcome: outcome.outcome }, seconds);
+}
+
+/**
+ * A verified provider callback: the same completion path as the status check. Answers whether the
+ * reference is a leg we started (an unknown one changes nothing).
+ */
+export async function settleLegFromCallback(s: Services, providerName: string, body: unknown, headers: Record<string, string | string[] | undefined>, meta: EventMetadata): Promise<boolean> {
+  const cb = await adapter(s, providerName).parseCallback(body, headers);
+  const row = (await s.knex('provider_legs').where({ reference: cb.reference, provider: providerName }).first('owner')) as { owner: string } | undefined;
+  if (!row) return false;
+  const outcome = legOutcomeOf(cb.status);
+  if (outcome) {
+    const position = await legOwnerNamed(row.owner).settled(s, cb.reference, outcome, meta);
+    await observeLegSettled(s, cb.reference, outcome, position);
+    await s.awaitReadModels(position);
+  }
+  return true;
+}
+
