@@ -8,7 +8,8 @@ import * as C from '../commands/merchants.ts';
 import * as M from '../domain/merchant.ts';
 import { DomainError } from '../domain/errors.ts';
 import { checkUrl, UnsafeUrlError } from '../infra/url-safety.ts';
-import { urlPolicy, requestRedelivery } from '../workers/webhooks/delivery.ts';
+import { webhookUrlPolicy } from '../infra/url-safety.ts';
+import { requestRedelivery } from '../commands/webhook-redeliveries.ts';
 import { sendTestWebhook } from '../commands/webhook-tests.ts';
 import { keyView } from '../api/routes/admin-merchants.ts';
 import type { Session } from './session.ts';
@@ -48,7 +49,7 @@ export async function revokeKey(s: ApiServices, session: Session, requestId: str
 /** The operator API's rules: checkUrl under the delivery's own policy (https, public addresses only). */
 export async function setWebhookUrl(s: ApiServices, session: Session, requestId: string, url: string) {
   try {
-    await checkUrl(url, urlPolicy(s));
+    await checkUrl(url, webhookUrlPolicy(s));
   } catch (err) {
     if (err instanceof UnsafeUrlError) throw new DomainError('bad_request', `Webhook URL refused: ${err.message}`, [{ field: 'url', message: err.message }]);
     throw err;

@@ -16,7 +16,7 @@ import { walletsModule } from '../api/routes/wallets.ts';
 import { keyView } from '../api/routes/admin-merchants.ts';
 import * as M from '../domain/merchant.ts';
 import { streams } from '../commands/streams.ts';
-import { attemptsOf, eventView, readEvent, type WebhookEventRow, type EventView } from '../workers/webhooks/store.ts';
+import { attemptsOf, eventView, readEvent, type WebhookEventRow, type EventView } from '../projections/webhook-events.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const PAGE_SIZE = 25;

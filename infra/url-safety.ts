@@ -86,3 +86,8 @@ export function safeLookup(policy: UrlPolicy): net.LookupFunction {
     }, (err) => callback(err as NodeJS.ErrnoException, '', 0));
   }) as unknown as net.LookupFunction;
 }
+
+/** Where webhooks may be sent: https only, and no private address unless ALLOW_PRIVATE_URLS. */
+export function webhookUrlPolicy(s: { config: { allowPrivateUrls: boolean }; resolver: Resolver }): UrlPolicy {
+  return { allowPrivate: s.config.allowPrivateUrls, schemes: ['https:'], resolver: s.resolver };
+}

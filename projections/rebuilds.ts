@@ -1,7 +1,9 @@
 // Online rebuilds started from the operator API (`POST /admin/projections/{name}/rebuild`), run in
 // the service's own process. At most one rebuild per projection at a time in a process; their
 // progress (with rate and ETA) is kept for `GET /admin/projections`.
-import type { Services } from '../commands/services.ts';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { EventStore } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
 import { rebuildProjection } from './rebuild.ts';
 
@@ -25,14 +27,21 @@ export function etaSeconds(done: number, total: number, elapsedMs: number): numb
   return Math.ceil(((total - done) / done) * elapsedMs / 1000);
 }
 
-const runs = new WeakMap<Services, Map<string, RebuildRun>>();
+/** What a rebuild runs with: the service's database, event store and log (one set of runs per service). */
+interface RebuildServices {
+  knex: Knex;
+  store: EventStore;
+  log: Logger;
+}
 
-export function rebuildRuns(s: Services): RebuildRun[] {
+const runs = new WeakMap<RebuildServices, Map<string, RebuildRun>>();
+
+export function rebuildRuns(s: RebuildServices): RebuildRun[] {
   return [...(runs.get(s)?.values() ?? [])];
 }
 
 /** Starts an online rebuild in the background; answers its run (the running one if there is one). */
-export function startRebuild(s: Services, projection: Projection): { run: RebuildRun; started: boolean; finished: Promise<void> } {
+export function startRebuild(s: RebuildServices, projection: Projection): { run: RebuildRun; started: boolean; finished: Promise<void> } {
   let mine = runs.get(s);
   if (!mine) {
     mine = new Map();

@@ -8,10 +8,10 @@ import { paginate, listRequest } from '../../projections/pagination.ts';
 import * as C from '../../commands/merchants.ts';
 import * as M from '../../domain/merchant.ts';
 import { streams } from '../../commands/streams.ts';
-import { requestRedelivery } from '../../workers/webhooks/delivery.ts';
+import { requestRedelivery } from '../../commands/webhook-redeliveries.ts';
 import {
   attemptsOf, DELIVERY_STATUSES, eventView, readEvent, type WebhookEventRow,
-} from '../../workers/webhooks/store.ts';
+} from '../../projections/webhook-events.ts';
 
 const tags = ['Events'];
 const statusEnum = { type: 'string', enum: DELIVERY_STATUSES };

@@ -2,7 +2,7 @@
 // event, secrets redacted), its webhook events, and for a transfer both legs.
 import { html, type Html } from '../html.ts';
 import type { Session } from '../session.ts';
-import type { EventView } from '../../workers/webhooks/store.ts';
+import type { EventView } from '../../projections/webhook-events.ts';
 import { KINDS, type Kind } from '../data.ts';
 import { BASE, badge, money, page, when } from './layout.ts';
 import { eventsTable } from './events.ts';

@@ -2,7 +2,7 @@
 // attempt and a redeliver button (the effect of POST /events/{id}/redeliver).
 import { html, type Html } from '../html.ts';
 import type { Session } from '../session.ts';
-import type { EventView } from '../../workers/webhooks/store.ts';
+import type { EventView } from '../../projections/webhook-events.ts';
 import { DELIVERY_FILTERS, EVENT_TYPES } from '../data.ts';
 import { BASE, badge, csrfField, nonceField, notice, page, pager, when } from './layout.ts';
 

@@ -2,7 +2,7 @@
 // revealed once (on setting the URL or rotating), "send test event", and the latest events.
 import { html, type Html } from '../html.ts';
 import type { Session } from '../session.ts';
-import type { EventView } from '../../workers/webhooks/store.ts';
+import type { EventView } from '../../projections/webhook-events.ts';
 import { BASE, confirmForm, csrfField, nonceField, notice, page, revealOnce } from './layout.ts';
 import { eventsTable } from './events.ts';
 

@@ -11,12 +11,13 @@
 // its slots full. A merchant whose attempts are quick has a few over the bound wait in this process
 // for the next free slot instead (a burst then costs no put-back, re-claim or timer): never a slow
 // or unknown endpoint's, never more than a few, never for long.
-import { randomUUID } from 'node:crypto';
 import type { Services } from '../../commands/services.ts';
 import type { Job, JobOutcome } from '../../infra/scheduler.ts';
-import type { UrlPolicy } from '../../infra/url-safety.ts';
+import { webhookUrlPolicy } from '../../infra/url-safety.ts';
 import { postWebhook, signedHeaders, type AttemptResult } from './sender.ts';
-import { JOB_KIND, isFinal, manualJobKey, recordAttempt, type WebhookEventRow } from './store.ts';
+import { recordAttempt } from './store.ts';
+import { isFinal, type WebhookEventRow } from '../../projections/webhook-events.ts';
+import { JOB_KIND, type DeliveryJob } from '../../commands/webhook-redeliveries.ts';
 import { webhookOutcome } from '../../infra/metrics.ts';
 import { crashPoint } from '../../infra/crash-points.ts';
 import { webhookTargetOf } from './targets.ts';
@@ -40,11 +41,6 @@ export const MAX_SLOT_WAIT_MS = 250;
 const WAITING_RECHECK_MS = 30_000;
 const DURATIONS_KEPT = 10_000;
 
-export interface DeliveryJob {
-  eventId: string;
-  merchantId: string;
-  trigger: 'scheduled' | 'manual';
-}
 
 interface Waiter {
   resolve: (gotSlot: boolean) => void;
@@ -126,16 +122,7 @@ export class KeyedLimiter {
   }
 }
 
-export function urlPolicy(s: Services): UrlPolicy {
-  return { allowPrivate: s.config.allowPrivateUrls, schemes: ['https:'], resolver: s.resolver };
-}
 
-/** Asks for one extra attempt now (POST /events/{id}/redeliver). */
-/** `requestId` names the request (the dashboard passes its form's claim id, so a retried claim schedules nothing more). */
-export async function requestRedelivery(s: Services, eventId: string, merchantId: string, requestId: string = randomUUID()): Promise<void> {
-  const job: DeliveryJob = { eventId, merchantId, trigger: 'manual' };
-  await s.scheduler.schedule(JOB_KIND, manualJobKey(eventId, requestId), job, s.clock.now());
-}
 
 async function attempt(s: Services, row: WebhookEventRow): Promise<{ url: string | null; attemptedAt: Date; result: AttemptResult }> {
   const attemptedAt = s.clock.now();
@@ -151,7 +138,7 @@ async function attempt(s: Services, row: WebhookEventRow): Promise<{ url: string
     return { url, attemptedAt, result: { ok: false, statusCode: null, error: 'the signing secret cannot be read', durationMs: 0 } };
   }
   const headers = signedHeaders(secret, row.body, row.event, row.id, s.clock.now());
-  const result = await postWebhook({ url, body: row.body, headers, timeoutMs: s.config.webhookTimeoutMs, policy: urlPolicy(s) });
+  const result = await postWebhook({ url, body: row.body, headers, timeoutMs: s.config.webhookTimeoutMs, policy: webhookUrlPolicy(s) });
   return { url, attemptedAt, result };
 }
 

@@ -2,13 +2,8 @@
 // once, when the event is recorded, and stored as text: every attempt sends exactly these bytes.
 import type { RecordedEvent } from '../../infra/eventstore/types.ts';
 import { resourceIdOf, stateAt, type WebhookResource } from './resources.ts';
+import type { Envelope } from '../../projections/webhook-events.ts';
 
-export interface Envelope {
-  id: string;
-  event: string;
-  created_at: string;
-  data: { type: string; id: string; object: Record<string, unknown> };
-}
 
 // Defence in depth: views must never carry these, and a snapshot never does even if one did.
 const SECRET_KEY = /(^otp$|^otp_(?!required$)|_otp$|secret|password|(^|_)sealed(_|$)|(^|_)pin$)/i;

@@ -6,8 +6,9 @@ import { neverGiveUp } from '../never-give-up.ts';
 import type { Worker } from '../worker.ts';
 import { subjectOf, type ForwardedEvent } from '../../infra/bus/forwarded-event.ts';
 import { webhookEventTypes, webhookResourceOf } from './resources.ts';
-import { JOB_KIND, recordWebhookEvent } from './store.ts';
-import { deliveryHandler, OVERALL_CONCURRENCY, type DeliveryJob } from './delivery.ts';
+import { recordWebhookEvent } from './store.ts';
+import { deliveryHandler, OVERALL_CONCURRENCY } from './delivery.ts';
+import { JOB_KIND, type DeliveryJob } from '../../commands/webhook-redeliveries.ts';
 
 export const WEBHOOK_RECORDER = 'webhook-recorder';
 

@@ -1,5 +1,5 @@
 // The webhook tables: recording events (once per domain event id, before any delivery), recording
-// attempts with the resulting delivery state, and reading them for the merchant API.
+// attempts with the resulting delivery state (the merchant API reads them: projections/webhook-events.ts).
 //
 // Delivery states: `pending` (an attempt is due or the schedule is running), `delivered` (a 2xx
 // acknowledged it), `failed` (every scheduled attempt failed), `not_configured` (the merchant had
@@ -12,54 +12,14 @@
 import type { Knex } from 'knex';
 import type { Services } from '../../commands/services.ts';
 import type { ForwardedEvent } from '../../infra/bus/forwarded-event.ts';
-import { draftOf, type Envelope, type WebhookEventDraft } from './envelope.ts';
+import { draftOf, type WebhookEventDraft } from './envelope.ts';
+import type { WebhookEventRow } from '../../projections/webhook-events.ts';
+import { JOB_KIND, autoJobKey } from '../../commands/webhook-redeliveries.ts';
 import { webhookResourceOf } from './resources.ts';
 import { webhookTargetAsOf } from './targets.ts';
 import { StatementBatcher } from '../../infra/statement-batcher.ts';
 
-export const JOB_KIND = 'webhook.delivery';
-export const autoJobKey = (eventId: string) => `auto:${eventId}`;
-export const manualJobKey = (eventId: string, nonce: string) => `manual:${eventId}:${nonce}`;
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'not_configured';
-export const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'delivered', 'failed', 'not_configured'];
-export const isFinal = (s: string) => s !== 'pending';
-
-export interface WebhookEventRow {
-  id: string;
-  merchant_id: string;
-  event: string;
-  resource_type: string;
-  resource_id: string;
-  customer_id: string | null;
-  stream_id: string;
-  stream_version: number;
-  prev_event_id: string | null;
-  body: string;
-  delivery_status: DeliveryStatus;
-  attempt_count: number;
-  scheduled_attempts: number;
-  next_attempt_at: Date | string | null;
-  last_attempt_at: Date | string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  delivered_at: Date | string | null;
-  created_at: Date | string;
-  recorded_at: Date | string;
-  updated_at: Date | string;
-}
-
-export interface AttemptRow {
-  event_id: string;
-  attempt: number;
-  trigger: 'scheduled' | 'manual';
-  url: string | null;
-  attempted_at: Date | string;
-  duration_ms: number;
-  status_code: number | null;
-  error: string | null;
-  succeeded: boolean;
-}
 
 /**
  * Records the webhook event(s) of one forwarded domain event: the event itself and any earlier
@@ -166,57 +126,6 @@ export async function recordAttempt(
   return { row, nextAttemptAt: pending && row.next_attempt_at ? new Date(row.next_attempt_at) : null };
 }
 
-// ---- reads for the merchant API ----
-
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-
-export interface EventView extends Envelope {
-  delivery_status: DeliveryStatus;
-  attempt_count: number;
-  next_attempt_at: string | null;
-  last_attempt_at: string | null;
-  delivered_at: string | null;
-  attempts: Array<{
-    attempt: number;
-    trigger: 'scheduled' | 'manual';
-    attempted_at: string;
-    url: string | null;
-    status_code: number | null;
-    error: string | null;
-    duration_ms: number;
-    succeeded: boolean;
-  }>;
-}
-
-export function eventView(row: WebhookEventRow, attempts: AttemptRow[]): EventView {
-  const envelope = JSON.parse(row.body) as Envelope;
-  return {
-    ...envelope,
-    delivery_status: row.delivery_status,
-    attempt_count: row.attempt_count,
-    next_attempt_at: iso(row.next_attempt_at),
-    last_attempt_at: iso(row.last_attempt_at),
-    delivered_at: iso(row.delivered_at),
-    attempts: attempts
-      .filter((a) => a.event_id === row.id)
-      .sort((x, y) => x.attempt - y.attempt)
-      .map((a) => ({
-        attempt: a.attempt, trigger: a.trigger, attempted_at: iso(a.attempted_at)!, url: a.url,
-        status_code: a.status_code, error: a.error, duration_ms: a.duration_ms, succeeded: a.succeeded,
-      })),
-  };
-}
-
-export async function attemptsOf(knex: Knex, eventIds: string[]): Promise<AttemptRow[]> {
-  if (eventIds.length === 0) return [];
-  return (await knex('webhook_attempts').whereIn('event_id', eventIds).orderBy([{ column: 'event_id' }, { column: 'attempt' }])) as AttemptRow[];
-}
-
-export async function readEvent(knex: Knex, merchantId: string, id: string): Promise<EventView | undefined> {
-  const row = (await knex('webhook_events').where({ id, merchant_id: merchantId }).first()) as WebhookEventRow | undefined;
-  if (!row) return undefined;
-  return eventView(row, await attemptsOf(knex, [row.id]));
-}
 
 /**
  * The row's created_at orders `GET /events` (newest first). Events appended together share one
