@@ -1,5 +1,5 @@
 // HTML built from tagged templates: every interpolated value is escaped unless it is already Html
-// (the result of another html`` or of raw()), so a merchant's metadata or a customer's name can
+// (the result of another html``), so a merchant's metadata or a customer's name can
 // never become markup. Arrays are joined; null, undefined and false render nothing.
 export class Html {
   constructor(readonly value: string) {}
@@ -28,6 +28,3 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
   return new Html(out);
 }
-
-/** Markup this code wrote itself (never anything that came from a request or the database). */
-export const raw = (markup: string) => new Html(markup);

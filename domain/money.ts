@@ -37,9 +37,6 @@ export function checkAmountRange(amount: Money, field: string): void {
 
 export const formatMoney = (m: Money): string => m.toString();
 
-/** A signed amount as a decimal string: "-5000", "0", "4925". */
-export const formatDelta = (m: Money): string => m.toString();
-
 /** A rate num/den (den > 0), exact. */
 export interface Rational {
   num: bigint;

@@ -44,8 +44,3 @@ export class Secrets {
 export function randomToken(prefix: string, bytes = 24): string {
   return `${prefix}${randomBytes(bytes).toString('base64url')}`;
 }
-
-/** A short, non-secret fingerprint of a token for logs: its prefix and last four characters. */
-export function fingerprint(token: string): string {
-  return token.length <= 8 ? '****' : `${token.slice(0, 6)}…${token.slice(-4)}`;
-}

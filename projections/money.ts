@@ -64,21 +64,18 @@ interface Base<E> {
   events: E[];
 }
 
+/** Streams folded between two turns of the event loop (a rebuild's writes go on meanwhile). */
+const STREAMS_PER_TURN = 100;
+
 /**
  * Applies a batch's events of one model's streams with one upsert of the rows that changed,
  * whatever the batch size (a query per event would make the projector, which read-your-writes
  * waits on, the bottleneck of every create under load). The rows are never read back: a stream's
  * earlier events are in memory (the row cache), or there are none (the batch starts the stream),
  * or they are read from the event store in one query for the batch (history.ts).
+ *
+ * In two steps (Projection.prepare): the rows computed, then a function that writes them.
  */
-export async function applyToStreams<S, E extends DomainEvent>(tx: Knex.Transaction, m: StreamModel<S, E>, batch: RecordedEvent[], ctx: ApplyContext): Promise<void> {
-  await (await prepareStreams(tx, m, batch, ctx))(tx);
-}
-
-/** Streams folded between two turns of the event loop (a rebuild's writes go on meanwhile). */
-const STREAMS_PER_TURN = 100;
-
-/** applyToStreams in two steps (Projection.prepare): the rows computed, then a function that writes them. */
 export async function prepareStreams<S, E extends DomainEvent>(db: Knex | Knex.Transaction, m: StreamModel<S, E>, batch: RecordedEvent[],
   ctx: ApplyContext): Promise<BatchWrite> {
   const byId = new Map<string, RecordedEvent[]>();
