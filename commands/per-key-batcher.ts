@@ -11,6 +11,11 @@ import { invariant } from '../domain/errors.ts';
 type Entry<In, Out> = { item: In; resolve: (o: Out) => void; reject: (e: unknown) => void };
 
 export class PerKeyBatcher<In, Out> {
+  /**
+   * Bounded by its callers: each entry is a command awaiting its answer (a request or a worker's
+   * message in flight, themselves bounded by the HTTP server and the consumers' concurrency), and a
+   * key's queue is removed once it is empty.
+   */
   private readonly queues = new Map<string, Array<Entry<In, Out>>>();
 
   /**

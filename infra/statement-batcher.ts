@@ -4,6 +4,7 @@
 // service's hot path: bench/PROFILE.md) into one; alone, a call waits only for the current turn to end.
 // If the statement fails, every call in it fails with that error, as each would have on its own.
 export class StatementBatcher<In, Out> {
+  /** Bounded by its callers: each entry is a call awaiting its row, taken whole at the next turn. */
   private queue: Array<{ item: In; resolve: (o: Out) => void; reject: (e: unknown) => void }> = [];
   private scheduled = false;
 

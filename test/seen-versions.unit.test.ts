@@ -51,3 +51,17 @@ t.test('a reader that started past the covered part counts once the others reach
   t.equal(v.position, 30n, 'the projector reached the forwarder\'s start: both count');
   t.equal(v.latest('m-1'), 3);
 });
+
+t.test('a bounded number of streams: one no longer kept is unknown (Infinity: read it), never 0', async (t) => {
+  const v = new SeenVersions((id) => id.startsWith('m-'), 2);
+  const r = v.reader(0n);
+  v.setBaseline(0n);
+  r.observe([ev('m-1', 1, 1n), ev('m-2', 1, 2n)]);
+  t.equal(v.latest('m-1'), 1);
+  t.equal(v.latest('m-3'), 0, 'nothing dropped yet: a stream never seen has no event since the start');
+  r.observe([ev('m-1', 2, 3n), ev('m-3', 1, 4n)]);
+  t.equal(v.latest('m-2'), Number.POSITIVE_INFINITY, 'the least recently moved stream was dropped: unknown, not 0');
+  t.equal(v.latest('m-1'), 2, 'a stream that moved recently is kept');
+  t.equal(v.latest('m-3'), 1);
+  t.equal(v.latest('m-4'), Number.POSITIVE_INFINITY, 'once any was dropped, an unseen stream may be a dropped one');
+});

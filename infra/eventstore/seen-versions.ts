@@ -14,6 +14,14 @@
 // newer than a state cached meanwhile).
 import type { RecordedEvent } from './types.ts';
 
+/**
+ * Streams whose versions are kept (the least recently moved go first). A stream no longer kept
+ * answers "unknown" (Infinity): the caller reads the stream instead of trusting a cache, which
+ * costs a read and never correctness. Merchant streams are watched, so this is about the number of
+ * merchants active since the process started.
+ */
+export const SEEN_STREAMS_KEPT = 100_000;
+
 export interface SeenVersionsReader {
   /** A batch, in order, right after what this reader observed before (or its start). */
   observe(events: RecordedEvent[]): void;
@@ -25,7 +33,13 @@ export class SeenVersions {
   private baseline: bigint | undefined;
   private covered = 0n;
 
-  constructor(private readonly watches: (streamId: string) => boolean) {}
+  /** Set once a stream was dropped: from then on an unknown stream may be one dropped. */
+  private dropped = false;
+
+  constructor(
+    private readonly watches: (streamId: string) => boolean,
+    private readonly kept = SEEN_STREAMS_KEPT,
+  ) {}
 
   /** Once, before anything is cached: the store's head (every event up to it is in any later read). */
   setBaseline(head: bigint): void {
@@ -42,8 +56,12 @@ export class SeenVersions {
       observe: (events) => {
         for (const e of events) {
           if (!this.watches(e.streamId)) continue;
-          if (e.version > (this.versions.get(e.streamId) ?? 0)) this.versions.set(e.streamId, e.version);
+          const known = this.versions.get(e.streamId) ?? 0;
+          if (e.version <= known) continue;
+          this.versions.delete(e.streamId); // re-inserted last: the least recently moved go first
+          this.versions.set(e.streamId, e.version);
         }
+        this.dropOldest();
         const last = events[events.length - 1]?.position;
         if (last !== undefined && last > r.to) r.to = last;
         this.recompute();
@@ -56,9 +74,19 @@ export class SeenVersions {
     return this.covered;
   }
 
-  /** The newest version of the stream observed (0: none since this process started). */
+  /**
+   * The newest version of the stream observed (0: none since this process started; Infinity: not
+   * known any more, see SEEN_STREAMS_KEPT).
+   */
   latest(streamId: string): number {
-    return this.versions.get(streamId) ?? 0;
+    return this.versions.get(streamId) ?? (this.dropped ? Number.POSITIVE_INFINITY : 0);
+  }
+
+  private dropOldest(): void {
+    while (this.versions.size > this.kept) {
+      this.versions.delete(this.versions.keys().next().value as string);
+      this.dropped = true;
+    }
   }
 
   private recompute(): void {
