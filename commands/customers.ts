@@ -1,8 +1,7 @@
-// Merchant commands on customers: load the customer stream, decide, append, wait for read models.
+// Merchant commands on customers: decide the command on the customer stream, wait for read models.
 import type { Services } from './services.ts';
 import * as C from '../domain/customer.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
-import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { created, existing, type Created } from './created.ts';
 
@@ -15,15 +14,8 @@ export async function createCustomer(
   c: Omit<C.CreateCustomer, 'at'>,
   meta: EventMetadata,
 ): Promise<Created<C.CustomerState>> {
-  const streamId = streams.customer(c.customerId);
-  const at = s.clock.now().toISOString();
-  const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
-    const loaded = await tx.load(streamId, C.customerDecider);
-    const events = C.createCustomer(loaded.state, { ...c, at });
-    const state = events.reduce(C.customerDecider.evolve, loaded.state);
-    const result = events.length === 0 && loaded.state.exists ? existing(state) : created(state);
-    return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result };
-  });
+  const command: C.CustomerCommand = { type: 'CreateCustomer', data: { ...c, at: s.clock.now().toISOString() } };
+  const { state, events, append } = await s.aggregates.execute(streams.customer(c.customerId), C.customerDecider, command, meta);
   await s.awaitReadModels(append?.position);
-  return result;
+  return events.length === 0 && state.exists ? existing(state) : created(state);
 }

@@ -4,10 +4,9 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from './services.ts';
 import * as C from '../domain/customer.ts';
 import * as K from '../domain/kyc.ts';
-import { DomainError, type ErrorDetail } from '../domain/errors.ts';
+import type { ErrorDetail } from '../domain/errors.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { checkUrl, UnsafeUrlError, type UrlPolicy } from '../infra/url-safety.ts';
-import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { loadMerchant } from './lookups.ts';
 
@@ -59,54 +58,38 @@ export async function submitKyc(
 ): Promise<C.CustomerState> {
   const streamId = streams.customer(c.customerId);
   const first = await s.aggregates.load(streamId, C.customerDecider);
-  // Another merchant's customer gets the same answer as no customer at all (before any DNS work).
-  if (!first.state.exists || first.state.merchantId !== c.merchantId) throw new DomainError('not_found', 'Customer not found');
-  const refusedUrls = await urlProblems(s, c.documents);
-  const submissionId = randomUUID();
-  const documents = c.documents.map((d) => ({ ...d, documentId: randomUUID() }));
-  const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
-    const loaded = await tx.load(streamId, C.customerDecider);
-    let events: K.KycEvent[];
-    try {
-      events = K.submitKyc(loaded.state, { merchantId: c.merchantId, submissionId, documents, at: s.clock.now().toISOString() });
-    } catch (err) {
-      // One answer lists every problem: the domain's and the refused URLs.
-      if (err instanceof DomainError && err.code === 'bad_request' && refusedUrls.length > 0) {
-        throw new DomainError('bad_request', err.message, [...(err.details ?? []), ...refusedUrls]);
-      }
-      throw err;
-    }
-    if (refusedUrls.length > 0) throw new DomainError('bad_request', 'The KYC submission is invalid', refusedUrls);
-    return {
-      appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }],
-      result: events.reduce(C.customerDecider.evolve, loaded.state),
-    };
-  });
+  K.requireOwnCustomer(first.state, c.merchantId); // before any DNS work
+  const command: C.CustomerCommand = {
+    type: 'SubmitKyc',
+    data: {
+      merchantId: c.merchantId,
+      submissionId: randomUUID(),
+      documents: c.documents.map((d) => ({ ...d, documentId: randomUUID() })),
+      refusedUrls: await urlProblems(s, c.documents),
+      at: s.clock.now().toISOString(),
+    },
+  };
+  const { state, append } = await s.aggregates.execute(streamId, C.customerDecider, command, meta);
   await s.awaitReadModels(append?.position);
-  return result;
+  return state;
 }
 
-/** One decision on the customer stream; answers the state after it. */
-async function onCustomer(s: Services, customerId: string, decide: (st: C.CustomerState, at: string) => K.KycEvent[], meta: EventMetadata): Promise<C.CustomerState> {
-  const streamId = streams.customer(customerId);
-  const { result } = await s.aggregates.transact([streamId], async (tx) => {
-    const loaded = await tx.load(streamId, C.customerDecider);
-    const events = decide(loaded.state, s.clock.now().toISOString());
-    return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: events.reduce(C.customerDecider.evolve, loaded.state) };
-  });
-  return result;
+/** A review step on the customer stream (the worker does not wait for the read models); answers the state after it. */
+async function onCustomer(s: Services, customerId: string, command: K.KycCommand, meta: EventMetadata): Promise<C.CustomerState> {
+  return (await s.aggregates.execute(streams.customer(customerId), C.customerDecider, command, meta)).state;
 }
 
 /** Review step: the fetch outcome of one document's files (recorded once). */
 export function recordKycDocumentCheck(
   s: Services, customerId: string, submissionId: string, documentId: string, files: K.FileCheck[], meta: EventMetadata,
 ): Promise<C.CustomerState> {
-  return onCustomer(s, customerId, (st, at) => K.recordDocumentCheck(st, { submissionId, documentId, files, at }), meta);
+  const at = s.clock.now().toISOString();
+  return onCustomer(s, customerId, { type: 'RecordKycDocumentCheck', data: { submissionId, documentId, files, at } }, meta);
 }
 
 /** Review step: the verdict once every document is checked (decided once). */
 export function completeKycReview(s: Services, customerId: string, submissionId: string, meta: EventMetadata): Promise<C.CustomerState> {
-  return onCustomer(s, customerId, (st, at) => K.completeReview(st, { submissionId, at }), meta);
+  return onCustomer(s, customerId, { type: 'CompleteKycReview', data: { submissionId, at: s.clock.now().toISOString() } }, meta);
 }
 
 /**

@@ -1,11 +1,11 @@
 // The customer aggregate (stream `customer-<id>`): the merchant's record of a person or business,
 // created once; the KYC review (domain/kyc.ts) adds its events to the same stream and moves `kycStatus`.
 import { DomainError, invariant, type ErrorDetail } from './errors.ts';
-import { unreachable, type DomainEvent } from './decider.ts';
+import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
 import { COUNTRIES, type CountryCode } from './catalogue.ts';
 import { normalisePhone } from './phone.ts';
 import { latestDateAt, isCalendarDate } from './dates.ts';
-import { evolveKyc, initialKycState, type KycEvent, type KycState, type KycStatus } from './kyc.ts';
+import { decideKyc, evolveKyc, initialKycState, type KycCommand, type KycEvent, type KycState, type KycStatus } from './kyc.ts';
 // The KYC lifecycle lives with the KYC decisions (kyc.ts); customers show it.
 export { KYC_STATUSES, type KycStatus } from './kyc.ts';
 
@@ -55,7 +55,7 @@ export type CustomerEvent =
   }>
   | KycEvent;
 
-export type CustomerCreated = Extract<CustomerEvent, { type: 'customer.created' }>;
+type CustomerCreated = Extract<CustomerEvent, { type: 'customer.created' }>;
 
 export interface CustomerState {
   exists: boolean;
@@ -69,6 +69,11 @@ export interface CustomerState {
   createdAt: string;
   updatedAt: string;
 }
+
+/** What may be asked of a customer, each a plain value: its creation, and its KYC (domain/kyc.ts). */
+export type CustomerCommand =
+  | { type: 'CreateCustomer'; data: CreateCustomer }
+  | KycCommand;
 
 export const customerDecider = {
   initialState: (): CustomerState => ({
@@ -94,7 +99,19 @@ export const customerDecider = {
         return unreachable(e);
     }
   },
-};
+  decide(command: CustomerCommand, s: CustomerState): CustomerEvent[] {
+    switch (command.type) {
+      case 'CreateCustomer':
+        return createCustomer(s, command.data);
+      case 'SubmitKyc':
+      case 'RecordKycDocumentCheck':
+      case 'CompleteKycReview':
+        return decideKyc(command, s);
+      default:
+        return unreachable(command);
+    }
+  },
+} satisfies CommandDecider<CustomerState, CustomerEvent, CustomerCommand>;
 
 // ---- decisions (pure; the id and the time arrive in the command) ----
 
@@ -118,7 +135,7 @@ function isSupportedCountry(code: string | undefined): code is CountryCode {
  * id: the caller answers with the existing customer). Refusals are `bad_request` with one detail per
  * problem, each naming its field.
  */
-export function createCustomer(s: CustomerState, c: CreateCustomer): CustomerCreated[] {
+function createCustomer(s: CustomerState, c: CreateCustomer): CustomerCreated[] {
   if (s.exists) {
     invariant(s.merchantId === c.merchantId, `customer ${c.customerId} belongs to another merchant`);
     return [];

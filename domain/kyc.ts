@@ -163,15 +163,61 @@ export function evolveKyc(s: KycState, e: KycEvent): KycState {
   }
 }
 
-// ---- decisions ----
+// ---- decisions (pure; ids, time and the outcome of any I/O arrive in the command) ----
 
 export interface SubmitKyc {
   merchantId: string;
   submissionId: string;
   /** Each document with the id it takes. */
   documents: Array<KycDocumentInput & { documentId: string }>;
+  /**
+   * The file URLs refused by the address check made before deciding (it resolves host names: I/O),
+   * one detail per URL naming its field.
+   */
+  refusedUrls: ErrorDetail[];
   /** ISO date-time of the request. */
   at: string;
+}
+
+export interface RecordDocumentCheck {
+  submissionId: string;
+  documentId: string;
+  /** The outcome of fetching each of the document's files (the worker's I/O). */
+  files: FileCheck[];
+  at: string;
+}
+
+export interface CompleteReview {
+  submissionId: string;
+  at: string;
+}
+
+/** What may be asked of a customer's KYC, each a plain value. */
+export type KycCommand =
+  | { type: 'SubmitKyc'; data: SubmitKyc }
+  | { type: 'RecordKycDocumentCheck'; data: RecordDocumentCheck }
+  | { type: 'CompleteKycReview'; data: CompleteReview };
+
+/** The KYC part of the customer decider (domain/customer.ts hands these commands here). */
+export function decideKyc(command: KycCommand, s: KycHolder): KycEvent[] {
+  switch (command.type) {
+    case 'SubmitKyc':
+      return submitKyc(s, command.data);
+    case 'RecordKycDocumentCheck':
+      return recordDocumentCheck(s, command.data);
+    case 'CompleteKycReview':
+      return completeReview(s, command.data);
+    default:
+      return unreachable(command);
+  }
+}
+
+/**
+ * Another merchant's customer gets the same answer as no customer at all. Asked by a submission,
+ * and by its handler before the URL checks, so an unknown customer costs no DNS work.
+ */
+export function requireOwnCustomer(s: KycHolder, merchantId: string): void {
+  if (!s.exists || s.merchantId !== merchantId) throw new DomainError('not_found', 'Customer not found');
 }
 
 /** The checks that need the command's time (the schema checks the shapes); one detail per problem. */
@@ -205,10 +251,11 @@ function documentProblems(d: KycDocumentInput, i: number, at: string): ErrorDeta
 /**
  * A new submission: `customer.kyc_submitted` (kyc_status → pending). Refused while a review is
  * pending (`kyc_review_pending`) and once verified (`kyc_already_verified`); a customer whose KYC
- * was rejected may submit again, which starts a new review.
+ * was rejected may submit again, which starts a new review. A refused file URL refuses it too
+ * (`bad_request`, beside any other problem of the documents).
  */
-export function submitKyc(s: KycHolder, c: SubmitKyc): KycEvent[] {
-  if (!s.exists || s.merchantId !== c.merchantId) throw new DomainError('not_found', 'Customer not found');
+function submitKyc(s: KycHolder, c: SubmitKyc): KycEvent[] {
+  requireOwnCustomer(s, c.merchantId);
   if (s.kyc.status === 'pending') {
     throw new DomainError('kyc_review_pending', 'A KYC review is already in progress for this customer; submit again if it is rejected');
   }
@@ -219,6 +266,8 @@ export function submitKyc(s: KycHolder, c: SubmitKyc): KycEvent[] {
   if (c.documents.length === 0) details.push({ field: 'documents', message: 'must have at least 1 document' });
   if (c.documents.length > MAX_KYC_DOCUMENTS) details.push({ field: 'documents', message: `must have at most ${MAX_KYC_DOCUMENTS} documents` });
   c.documents.forEach((d, i) => details.push(...documentProblems(d, i, c.at)));
+  // One answer lists every problem: the documents' and the refused URLs.
+  details.push(...c.refusedUrls);
   if (details.length > 0) throw new DomainError('bad_request', 'The KYC submission is invalid', details);
   return [{
     type: 'customer.kyc_submitted',
@@ -257,10 +306,7 @@ export function nextDocumentToCheck(s: KycHolder, submissionId: string): KycDocu
 }
 
 /** Records the fetch outcome of a document's files, once (a re-run of the worker decides nothing). */
-export function recordDocumentCheck(
-  s: KycHolder,
-  c: { submissionId: string; documentId: string; files: FileCheck[]; at: string },
-): KycEvent[] {
+function recordDocumentCheck(s: KycHolder, c: RecordDocumentCheck): KycEvent[] {
   const review = openReview(s, c.submissionId);
   if (!review || review.checks[c.documentId] !== undefined) return [];
   const doc = review.documents.find((d) => d.id === c.documentId);
@@ -289,7 +335,7 @@ export function documentVerdict(files: FileCheck[]): { status: 'verified' | 'rej
  * status and kyc_status verified when every document is, else rejected. Nothing when the review was
  * already decided (a re-run) or is no longer the latest submission.
  */
-export function completeReview(s: KycHolder, c: { submissionId: string; at: string }): KycEvent[] {
+function completeReview(s: KycHolder, c: CompleteReview): KycEvent[] {
   const review = openReview(s, c.submissionId);
   if (!review) return [];
   invariant(review.documents.every((d) => review.checks[d.id] !== undefined), `KYC submission ${c.submissionId} has unchecked documents`);
