@@ -1,53 +1,63 @@
-// Operator commands on merchants: load the merchant stream, decide, append, wait for read models.
+// Operator commands on merchants (and the dashboard's, on the merchant's own account): build the
+// command, decide it on the merchant stream (domain/merchant.ts), wait for the read models.
 import { randomUUID } from 'node:crypto';
 import type { Services } from './services.ts';
 import * as M from '../domain/merchant.ts';
 import { randomToken } from '../infra/secrets.ts';
-import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 
-type Decide = (state: M.MerchantState) => M.MerchantEvent[];
-
-/** Runs one decision on a merchant's stream and waits until the read models show it. */
-export async function onMerchant(s: Services, merchantId: string, decide: Decide, meta: EventMetadata): Promise<M.MerchantState> {
-  const streamId = streams.merchant(merchantId);
-  const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
-    const loaded = await tx.load(streamId, M.merchantDecider);
-    const events = decide(loaded.state);
-    const state = events.reduce(M.merchantDecider.evolve, loaded.state);
-    return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: state };
-  });
+/** Decides one command on a merchant's stream and waits until the read models show it. */
+async function onMerchant(s: Services, merchantId: string, command: M.MerchantCommand, meta: EventMetadata): Promise<M.MerchantState> {
+  const { state, append } = await s.aggregates.execute(streams.merchant(merchantId), M.merchantDecider, command, meta);
   await s.awaitReadModels(append?.position);
-  return result;
+  return state;
 }
 
+const now = (s: Services) => s.clock.now().toISOString();
+
 export async function createMerchant(s: Services, name: string, meta: EventMetadata, merchantId = randomUUID()) {
-  return onMerchant(s, merchantId, (st) => M.createMerchant(st, { merchantId, name, at: s.clock.now().toISOString() }), meta);
+  return onMerchant(s, merchantId, { type: 'CreateMerchant', data: { merchantId, name, at: now(s) } }, meta);
+}
+
+export async function setMerchantStatus(s: Services, merchantId: string, status: M.MerchantStatus, meta: EventMetadata) {
+  return onMerchant(s, merchantId, { type: 'SetMerchantStatus', data: { status, at: now(s) } }, meta);
 }
 
 export async function createApiKey(s: Services, merchantId: string, expiresAt: string | null, meta: EventMetadata) {
   const keyId = randomUUID();
   const apiKey = randomToken('pk_', 18);
   const apiSecret = randomToken('sk_', 32);
-  const state = await onMerchant(s, merchantId, (st) => M.createApiKey(st, {
-    keyId, apiKey, secretHash: s.secrets.hash(apiSecret), expiresAt, at: s.clock.now().toISOString(),
-  }), meta);
+  const state = await onMerchant(s, merchantId, {
+    type: 'CreateApiKey', data: { keyId, apiKey, secretHash: s.secrets.hash(apiSecret), expiresAt, at: now(s) },
+  }, meta);
   return { key: state.keys[keyId]!, apiSecret };
 }
 
 export async function rotateApiKey(s: Services, merchantId: string, keyId: string, graceSeconds: number, meta: EventMetadata) {
   const apiSecret = randomToken('sk_', 32);
-  const state = await onMerchant(s, merchantId, (st) => M.rotateApiKey(st, {
-    keyId, secretHash: s.secrets.hash(apiSecret), graceSeconds, at: s.clock.now().toISOString(),
-  }), meta);
+  const state = await onMerchant(s, merchantId, {
+    type: 'RotateApiKey', data: { keyId, secretHash: s.secrets.hash(apiSecret), graceSeconds, at: now(s) },
+  }, meta);
   return { key: state.keys[keyId]!, apiSecret };
+}
+
+export async function revokeApiKey(s: Services, merchantId: string, keyId: string, meta: EventMetadata) {
+  return onMerchant(s, merchantId, { type: 'RevokeApiKey', data: { keyId, at: now(s) } }, meta);
 }
 
 export async function configureWebhook(s: Services, merchantId: string, url: string, meta: EventMetadata) {
   const signingSecret = randomToken('whsec_', 32);
-  await onMerchant(s, merchantId, (st) => M.configureWebhook(st, {
-    url, sealedSecret: s.secrets.encrypt(signingSecret), at: s.clock.now().toISOString(),
-  }), meta);
+  await onMerchant(s, merchantId, {
+    type: 'ConfigureWebhook', data: { url, sealedSecret: s.secrets.encrypt(signingSecret), at: now(s) },
+  }, meta);
   return { url, signingSecret };
+}
+
+export async function setRouting(s: Services, merchantId: string, routing: Partial<M.Routing>, meta: EventMetadata) {
+  return onMerchant(s, merchantId, { type: 'SetRouting', data: { routing, at: now(s) } }, meta);
+}
+
+export async function setPricing(s: Services, merchantId: string, pricing: Partial<M.Pricing>, meta: EventMetadata) {
+  return onMerchant(s, merchantId, { type: 'SetPricing', data: { pricing, at: now(s) } }, meta);
 }

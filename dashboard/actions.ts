@@ -5,7 +5,6 @@ import type { UUID } from 'node:crypto';
 import type { ApiServices } from '../api/services.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import * as C from '../commands/merchants.ts';
-import * as M from '../domain/merchant.ts';
 import { DomainError } from '../domain/errors.ts';
 import { checkUrl, UnsafeUrlError } from '../infra/url-safety.ts';
 import { webhookUrlPolicy } from '../infra/url-safety.ts';
@@ -43,7 +42,7 @@ export async function rotateKey(s: ApiServices, session: Session, requestId: str
 }
 
 export async function revokeKey(s: ApiServices, session: Session, requestId: string, keyId: string) {
-  await C.onMerchant(s, session.merchantId, (st) => M.revokeApiKey(st, { keyId, at: s.clock.now().toISOString() }), meta(session, requestId));
+  await C.revokeApiKey(s, session.merchantId, keyId, meta(session, requestId));
 }
 
 /** The operator API's rules: checkUrl under the delivery's own policy (https, public addresses only). */

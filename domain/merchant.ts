@@ -2,7 +2,7 @@
 // Secrets never enter events in clear: API secrets as keyed hashes, the signing secret sealed.
 import { DomainError, refuse, type ErrorDetail } from './errors.ts';
 import { checkFeeRule } from './money.ts';
-import { unreachable, type DomainEvent } from './decider.ts';
+import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
 import { OPERATOR_CODES, ALL_CORRIDORS } from './catalogue.ts';
 
 export interface Routing {
@@ -71,6 +71,17 @@ export const DEFAULT_PRICING: Pricing = {
   transfer: { percent: '2', fixed: '0' },
 };
 
+/** What the operator (or the merchant, from the dashboard) may ask of a merchant, each a plain value. */
+export type MerchantCommand =
+  | { type: 'CreateMerchant'; data: CreateMerchant }
+  | { type: 'SetMerchantStatus'; data: { status: MerchantStatus; at: string } }
+  | { type: 'CreateApiKey'; data: CreateApiKey }
+  | { type: 'RotateApiKey'; data: RotateApiKey }
+  | { type: 'RevokeApiKey'; data: { keyId: string; at: string } }
+  | { type: 'ConfigureWebhook'; data: ConfigureWebhook }
+  | { type: 'SetRouting'; data: { routing: Partial<Routing>; at: string } }
+  | { type: 'SetPricing'; data: { pricing: Partial<Pricing>; at: string } };
+
 export const merchantDecider = {
   initialState: (): MerchantState => ({
     exists: false, id: '', name: '', status: 'active', routing: DEFAULT_ROUTING, pricing: DEFAULT_PRICING,
@@ -111,11 +122,64 @@ export const merchantDecider = {
         return unreachable(e);
     }
   },
-};
+  decide(command: MerchantCommand, s: MerchantState): MerchantEvent[] {
+    switch (command.type) {
+      case 'CreateMerchant':
+        return createMerchant(s, command.data);
+      case 'SetMerchantStatus':
+        return setStatus(s, command.data);
+      case 'CreateApiKey':
+        return createApiKey(s, command.data);
+      case 'RotateApiKey':
+        return rotateApiKey(s, command.data);
+      case 'RevokeApiKey':
+        return revokeApiKey(s, command.data);
+      case 'ConfigureWebhook':
+        return configureWebhook(s, command.data);
+      case 'SetRouting':
+        return setRouting(s, command.data);
+      case 'SetPricing':
+        return setPricing(s, command.data);
+      default:
+        return unreachable(command);
+    }
+  },
+} satisfies CommandDecider<MerchantState, MerchantEvent, MerchantCommand>;
 
 // ---- decisions (pure; time and generated values arrive in the command) ----
 
-export function createMerchant(s: MerchantState, c: { merchantId: string; name: string; at: string }): MerchantEvent[] {
+interface CreateMerchant {
+  merchantId: string;
+  name: string;
+  at: string;
+}
+
+interface CreateApiKey {
+  keyId: string;
+  /** The public half, shown in clear. */
+  apiKey: string;
+  /** The secret as a keyed hash (infra/secrets.ts): the secret itself never enters an event. */
+  secretHash: string;
+  expiresAt: string | null;
+  at: string;
+}
+
+interface RotateApiKey {
+  keyId: string;
+  secretHash: string;
+  /** How long the previous secret keeps working. */
+  graceSeconds: number;
+  at: string;
+}
+
+interface ConfigureWebhook {
+  url: string;
+  /** The new signing secret, sealed (infra/secrets.ts). */
+  sealedSecret: string;
+  at: string;
+}
+
+export function createMerchant(s: MerchantState, c: CreateMerchant): MerchantEvent[] {
   if (s.exists) return []; // a retried create with the same id: already done
   return [{ type: 'merchant.created', data: { merchant_id: c.merchantId, name: c.name, routing: DEFAULT_ROUTING, pricing: DEFAULT_PRICING, at: c.at } }];
 }
@@ -124,16 +188,13 @@ function mustExist(s: MerchantState): void {
   if (!s.exists) refuse('not_found', 'Merchant not found');
 }
 
-export function setStatus(s: MerchantState, c: { status: MerchantStatus; at: string }): MerchantEvent[] {
+function setStatus(s: MerchantState, c: { status: MerchantStatus; at: string }): MerchantEvent[] {
   mustExist(s);
   if (s.status === c.status) return [];
   return [{ type: 'merchant.status_changed', data: { status: c.status, at: c.at } }];
 }
 
-export function createApiKey(
-  s: MerchantState,
-  c: { keyId: string; apiKey: string; secretHash: string; expiresAt: string | null; at: string },
-): MerchantEvent[] {
+function createApiKey(s: MerchantState, c: CreateApiKey): MerchantEvent[] {
   mustExist(s);
   if (c.expiresAt !== null && Date.parse(c.expiresAt) <= Date.parse(c.at)) {
     refuse('bad_request', 'expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }]);
@@ -141,10 +202,7 @@ export function createApiKey(
   return [{ type: 'merchant.api_key_created', data: { key_id: c.keyId, api_key: c.apiKey, secret_hash: c.secretHash, expires_at: c.expiresAt, at: c.at } }];
 }
 
-export function rotateApiKey(
-  s: MerchantState,
-  c: { keyId: string; secretHash: string; graceSeconds: number; at: string },
-): MerchantEvent[] {
+function rotateApiKey(s: MerchantState, c: RotateApiKey): MerchantEvent[] {
   mustExist(s);
   const key = s.keys[c.keyId];
   if (!key) refuse('not_found', 'API key not found');
@@ -156,7 +214,7 @@ export function rotateApiKey(
   }];
 }
 
-export function revokeApiKey(s: MerchantState, c: { keyId: string; at: string }): MerchantEvent[] {
+function revokeApiKey(s: MerchantState, c: { keyId: string; at: string }): MerchantEvent[] {
   mustExist(s);
   const key = s.keys[c.keyId];
   if (!key) refuse('not_found', 'API key not found');
@@ -164,12 +222,12 @@ export function revokeApiKey(s: MerchantState, c: { keyId: string; at: string })
   return [{ type: 'merchant.api_key_revoked', data: { key_id: c.keyId, at: c.at } }];
 }
 
-export function configureWebhook(s: MerchantState, c: { url: string; sealedSecret: string; at: string }): MerchantEvent[] {
+function configureWebhook(s: MerchantState, c: ConfigureWebhook): MerchantEvent[] {
   mustExist(s);
   return [{ type: 'merchant.webhook_configured', data: { url: c.url, signing_secret_sealed: c.sealedSecret, at: c.at } }];
 }
 
-export function setRouting(s: MerchantState, c: { routing: Partial<Routing>; at: string }): MerchantEvent[] {
+function setRouting(s: MerchantState, c: { routing: Partial<Routing>; at: string }): MerchantEvent[] {
   mustExist(s);
   const routing: Routing = { ...s.routing, ...c.routing };
   const details = [

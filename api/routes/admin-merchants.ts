@@ -167,7 +167,7 @@ export const adminMerchants: ApiModule = {
     },
     adminGetMerchant: async (ctx) => ({ status: 200, body: await readMerchant(ctx, ctx.params.merchant_id!) }),
     adminSetMerchantStatus: async (ctx) => {
-      await C.onMerchant(ctx.services, ctx.params.merchant_id!, (s) => M.setStatus(s, { status: ctx.body.status, at: ctx.services.clock.now().toISOString() }), meta(ctx));
+      await C.setMerchantStatus(ctx.services, ctx.params.merchant_id!, ctx.body.status, meta(ctx));
       return { status: 200, body: await readMerchant(ctx, ctx.params.merchant_id!) };
     },
     adminCreateApiKey: async (ctx) => {
@@ -186,7 +186,7 @@ export const adminMerchants: ApiModule = {
       return { status: 201, body: { id: key.keyId, api_key: key.apiKey, api_secret: apiSecret } };
     },
     adminRevokeApiKey: async (ctx) => {
-      const state = await C.onMerchant(ctx.services, ctx.params.merchant_id!, (s) => M.revokeApiKey(s, { keyId: ctx.params.key_id!, at: ctx.services.clock.now().toISOString() }), meta(ctx));
+      const state = await C.revokeApiKey(ctx.services, ctx.params.merchant_id!, ctx.params.key_id!, meta(ctx));
       return { status: 200, body: keyView(state.keys[ctx.params.key_id!]!, ctx.services.clock.now()) };
     },
     adminSetWebhook: async (ctx) => {
@@ -202,11 +202,11 @@ export const adminMerchants: ApiModule = {
       return { status: 200, body: { url: r.url, signing_secret: r.signingSecret } };
     },
     adminSetRouting: async (ctx) => {
-      const s = await C.onMerchant(ctx.services, ctx.params.merchant_id!, (st) => M.setRouting(st, { routing: ctx.body, at: ctx.services.clock.now().toISOString() }), meta(ctx));
+      const s = await C.setRouting(ctx.services, ctx.params.merchant_id!, ctx.body, meta(ctx));
       return { status: 200, body: s.routing };
     },
     adminSetPricing: async (ctx) => {
-      const s = await C.onMerchant(ctx.services, ctx.params.merchant_id!, (st) => M.setPricing(st, { pricing: ctx.body, at: ctx.services.clock.now().toISOString() }), meta(ctx));
+      const s = await C.setPricing(ctx.services, ctx.params.merchant_id!, ctx.body, meta(ctx));
       return { status: 200, body: s.pricing };
     },
   },
