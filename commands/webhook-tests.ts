@@ -3,18 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Services } from './services.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
-import { requestWebhookTest, webhookTestDecider } from '../domain/webhook-test.ts';
-import { toNew } from './aggregates.ts';
+import { webhookTestDecider, type WebhookTestCommand } from '../domain/webhook-test.ts';
 import { streams } from './streams.ts';
 
 /** Returns the test's id, which is also its webhook event's `data.id`. */
 export async function sendTestWebhook(s: Services, merchantId: string, meta: EventMetadata, testId = randomUUID()): Promise<string> {
-  const streamId = streams.webhookTest(testId);
-  const { append } = await s.aggregates.transact([streamId], async (tx) => {
-    const loaded = await tx.load(streamId, webhookTestDecider);
-    const events = requestWebhookTest(loaded.state, { testId, merchantId, at: s.clock.now().toISOString() });
-    return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: undefined };
-  });
+  const command: WebhookTestCommand = { type: 'RequestWebhookTest', data: { testId, merchantId, at: s.clock.now().toISOString() } };
+  const { append } = await s.aggregates.execute(streams.webhookTest(testId), webhookTestDecider, command, meta);
   await s.awaitReadModels(append?.position);
   return testId;
 }

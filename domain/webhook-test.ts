@@ -2,7 +2,7 @@
 // holding one `webhook.test` event. It goes through the normal webhook machinery (recorded, signed,
 // retried, listed by GET /events, redeliverable) so a merchant can prove their receiver works before
 // any money moves. It carries no money and no customer data.
-import { unreachable, type DomainEvent } from './decider.ts';
+import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
 
 export const WEBHOOK_TEST_EVENT = 'webhook.test';
 
@@ -15,6 +15,9 @@ export interface WebhookTestState {
   created_at: string;
 }
 
+/** The one thing that may be asked: send a test event (a plain value; the id and the time arrive in it). */
+export type WebhookTestCommand = { type: 'RequestWebhookTest'; data: { testId: string; merchantId: string; at: string } };
+
 export const webhookTestDecider = {
   initialState: (): WebhookTestState => ({ exists: false, id: '', merchant_id: '', created_at: '' }),
   evolve(s: WebhookTestState, e: WebhookTestEvent): WebhookTestState {
@@ -25,13 +28,19 @@ export const webhookTestDecider = {
         return unreachable(e.type);
     }
   },
-};
-
-/** The decision: a test id names one request, so a retry with the same id adds nothing. */
-export function requestWebhookTest(s: WebhookTestState, c: { testId: string; merchantId: string; at: string }): WebhookTestEvent[] {
-  if (s.exists) return [];
-  return [{ type: 'webhook.test', data: { test_id: c.testId, merchant_id: c.merchantId, at: c.at } }];
-}
+  decide(command: WebhookTestCommand, s: WebhookTestState): WebhookTestEvent[] {
+    switch (command.type) {
+      case 'RequestWebhookTest': {
+        // A test id names one request, so a retry with the same id adds nothing.
+        if (s.exists) return [];
+        const c = command.data;
+        return [{ type: 'webhook.test', data: { test_id: c.testId, merchant_id: c.merchantId, at: c.at } }];
+      }
+      default:
+        return unreachable(command.type);
+    }
+  },
+} satisfies CommandDecider<WebhookTestState, WebhookTestEvent, WebhookTestCommand>;
 
 /** The snapshot merchants receive as `data.object`. */
 export function renderWebhookTest(s: WebhookTestState): Record<string, unknown> {
