@@ -16,10 +16,13 @@
 //    still has (within its duplicate window), and consumers dedupe the rest by event id.
 import type { Services } from '../commands/services.ts';
 import type { RecordedEvent, Subscription } from '../infra/eventstore/types.ts';
+import type { SeenVersionsReader } from '../infra/eventstore/seen-versions.ts';
+import type { InProcessBacklog } from '../infra/bus/types.ts';
 import { readCheckpoint, writeCheckpoint } from '../infra/checkpoints.ts';
 import { subjectOf, type ForwardedEvent } from '../infra/bus/forwarded-event.ts';
 import type { Worker } from './worker.ts';
 import { ForwardedBatches } from './forwarded-batches.ts';
+import { PublishedBatches } from './published-batches.ts';
 
 export const FORWARDER = 'forwarder';
 
@@ -38,7 +41,6 @@ export const PUBLISH_SAFETY_MARGIN_MS = 2_000;
 
 /** Events published at once (in order, on one connection) within a batch. */
 const PUBLISH_WINDOW = 64;
-
 
 export function toMessage(e: RecordedEvent): ForwardedEvent {
   return {
@@ -62,129 +64,157 @@ export interface ForwarderOptions {
 
 class Rewound extends Error {}
 
+/** One started forwarder: its checkpoint, what it published and has not saved past, its subscription. */
+class Forwarding {
+  private readonly memory: InProcessBacklog | undefined;
+  private forwardedTo: bigint;
+  // Batches published but not yet safe (NATS; published-batches.ts).
+  private readonly published = new PublishedBatches();
+  // In-process bus: batches forwarded and not yet saved past (forwarded-batches.ts).
+  private readonly forwardedBatches = new ForwardedBatches();
+  private seenGeneration: number;
+  /** Grows on each rewind: a batch handler from an older subscription stops publishing. */
+  private epoch = 0;
+  private stopped = false;
+  // A batch waiting for the bus's room gives up when the forwarder stops.
+  private signalStop!: () => void;
+  private readonly stopping = new Promise<void>((resolve) => (this.signalStop = resolve));
+  private saving = Promise.resolve();
+  private lastSave = 0;
+  private sub: Subscription;
+  private rewinding: Promise<void> | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  private constructor(
+    private readonly s: Services,
+    private readonly only: ReadonlySet<string> | undefined,
+    private readonly marginMs: number,
+    private readonly intervalMs: number,
+    private saved: bigint,
+  ) {
+    this.memory = s.bus.backlog;
+    this.forwardedTo = saved;
+    this.seenGeneration = this.generation();
+    this.sub = this.subscribe(saved);
+    this.timer = setInterval(() => this.check(), intervalMs);
+    this.timer.unref();
+  }
+
+  /** Starts forwarding from the saved checkpoint; returns the stop function. */
+  static async start(s: Services, opts: ForwarderOptions): Promise<() => Promise<void>> {
+    const only = s.config.busForward === 'all' ? undefined : opts.types?.();
+    const saved = await readCheckpoint(s.knex, FORWARDER);
+    const forwarding = new Forwarding(s, only, opts.safetyMarginMs ?? PUBLISH_SAFETY_MARGIN_MS, opts.checkIntervalMs ?? 250, saved);
+    return () => forwarding.stop();
+  }
+
+  private generation(): number {
+    return this.s.bus.generation?.() ?? 0;
+  }
+
+  private forwarded(e: RecordedEvent): boolean {
+    return this.only === undefined || this.only.has(e.type);
+  }
+
+  /** The last position now safe to save, taken off the batches not yet saved past. */
+  private takeSafe(): bigint | undefined {
+    if (this.memory) return this.forwardedBatches.takeSafe(this.memory.lowestUnsettled());
+    return this.published.takeSafe(Date.now(), this.generation(), this.marginMs);
+  }
+
+  private saveSafe(): Promise<void> {
+    this.lastSave = Date.now();
+    this.saving = this.saving.then(async () => {
+      const target = this.takeSafe();
+      if (target !== undefined && target > this.saved) {
+        await writeCheckpoint(this.s.knex, FORWARDER, target);
+        this.saved = target;
+      }
+    }).catch((err) => this.s.log.warn({ err }, 'event forwarder could not save its checkpoint'));
+    return this.saving;
+  }
+
+  private subscribe(after: bigint): Subscription {
+    const mine = this.epoch;
+    const seen = this.s.merchantVersions.reader(after);
+    return this.s.store.subscribe({
+      after,
+      batchSize: 500,
+      handler: (events) => this.forwardBatch(events, mine, seen),
+      onError: (err) => {
+        if (!(err instanceof Rewound)) this.s.log.error({ err }, 'event forwarder failed; retrying');
+      },
+    });
+  }
+
+  private async forwardBatch(events: RecordedEvent[], mine: number, seen: SeenVersionsReader): Promise<void> {
+    // Before any publish: a consumer of these events may rely on this process having read
+    // the global order up to them (webhooks/targets.ts).
+    seen.observe(events);
+    const startedUnder = this.generation();
+    await this.publishInWindows(events.filter((e) => this.forwarded(e)), mine);
+    if (mine !== this.epoch) throw new Rewound('rewound');
+    const last = events[events.length - 1]!.position;
+    this.forwardedTo = last;
+    if (this.memory) this.forwardedBatches.add(last, this.memory.lastSeq());
+    else this.published.add(last, Date.now(), startedUnder);
+    // At most once per check interval (the timer saves too): a write per batch was a
+    // checkpoint statement every few milliseconds under load.
+    if (Date.now() - this.lastSave >= this.intervalMs) await this.saveSafe();
+  }
+
+  private async publishInWindows(publish: RecordedEvent[], mine: number): Promise<void> {
+    for (let i = 0; i < publish.length; i += PUBLISH_WINDOW) {
+      // The in-process bus holds its backlog in memory: wait while a consumer is far behind
+      // (the events wait in the store instead; memory.ts).
+      if (this.memory) {
+        await Promise.race([this.memory.room(), this.stopping]);
+        if (this.stopped) throw new Rewound('stopped'); // not published: re-sent after a restart
+      }
+      if (mine !== this.epoch) throw new Rewound('rewound');
+      await Promise.all(publish.slice(i, i + PUBLISH_WINDOW).map((e) => this.s.bus.publish(subjectOf(e.type), e.id, toMessage(e))));
+    }
+  }
+
+  private rewind(): Promise<void> {
+    this.rewinding ??= (async () => {
+      this.epoch++;
+      this.published.clear();
+      this.forwardedBatches.clear();
+      await this.sub.stop();
+      if (this.stopped) return;
+      this.s.log.warn({ from: this.saved.toString(), forwarded: this.forwardedTo.toString() },
+        'bus lost its server: re-sending events from the forwarder checkpoint');
+      this.forwardedTo = this.saved;
+      this.sub = this.subscribe(this.saved);
+    })().finally(() => { this.rewinding = undefined; });
+    return this.rewinding;
+  }
+
+  /** Each check interval: rewind if the bus lost its server, else save what became safe. */
+  private check(): void {
+    if (this.stopped || this.rewinding) return;
+    const current = this.generation();
+    if (current !== this.seenGeneration) {
+      this.seenGeneration = current;
+      void this.rewind();
+    } else {
+      void this.saveSafe();
+    }
+  }
+
+  private async stop(): Promise<void> {
+    this.stopped = true;
+    this.signalStop();
+    clearInterval(this.timer);
+    await this.rewinding;
+    await this.sub.stop();
+    await this.saveSafe();
+  }
+}
+
 export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
-  const margin = opts.safetyMarginMs ?? PUBLISH_SAFETY_MARGIN_MS;
-  const interval = opts.checkIntervalMs ?? 250;
-  return {
-    name: FORWARDER,
-    async start(s: Services) {
-      const memory = s.bus.backlog;
-      const only = s.config.busForward === 'all' ? undefined : opts.types?.();
-      const forwarded = (e: RecordedEvent) => only === undefined || only.has(e.type);
-      const generation = () => s.bus.generation?.() ?? 0;
-      let saved = await readCheckpoint(s.knex, FORWARDER);
-      let forwardedTo = saved;
-      // Batches published but not yet safe: the last position of each, when its last publish was
-      // acknowledged, and the bus generation read before its first publish.
-      let published: Array<{ position: bigint; at: number; generation: number }> = [];
-      // In-process bus: batches forwarded and not yet saved past (forwarded-batches.ts).
-      const forwardedBatches = new ForwardedBatches();
-      let seenGeneration = generation();
-      let epoch = 0;
-      let stopped = false;
-      // A batch waiting for the bus's room gives up when the forwarder stops.
-      let stop!: () => void;
-      const stopping = new Promise<void>((resolve) => (stop = resolve));
-
-      let saving = Promise.resolve();
-      let lastSave = 0;
-      const saveSafe = (): Promise<void> => {
-        lastSave = Date.now();
-        saving = saving.then(async () => {
-          let target: bigint | undefined;
-          if (memory) {
-            target = forwardedBatches.takeSafe(memory.lowestUnsettled());
-          } else {
-            const now = Date.now();
-            const current = generation();
-            while (published.length > 0 && published[0]!.generation === current && now - published[0]!.at >= margin) {
-              target = published.shift()!.position;
-            }
-          }
-          if (target !== undefined && target > saved) {
-            await writeCheckpoint(s.knex, FORWARDER, target);
-            saved = target;
-          }
-        }).catch((err) => s.log.warn({ err }, 'event forwarder could not save its checkpoint'));
-        return saving;
-      };
-
-      const subscribe = (after: bigint): Subscription => {
-        const mine = epoch;
-        const seen = s.merchantVersions.reader(after);
-        return s.store.subscribe({
-          after,
-          batchSize: 500,
-          handler: async (events) => {
-            // Before any publish: a consumer of these events may rely on this process having read
-            // the global order up to them (webhooks/targets.ts).
-            seen.observe(events);
-            const startedUnder = generation();
-            const publish = events.filter(forwarded);
-            for (let i = 0; i < publish.length; i += PUBLISH_WINDOW) {
-              // The in-process bus holds its backlog in memory: wait while a consumer is far behind
-              // (the events wait in the store instead; memory.ts).
-              if (memory) {
-                await Promise.race([memory.room(), stopping]);
-                if (stopped) throw new Rewound('stopped'); // not published: re-sent after a restart
-              }
-              if (mine !== epoch) throw new Rewound('rewound');
-              await Promise.all(publish.slice(i, i + PUBLISH_WINDOW).map((e) => s.bus.publish(subjectOf(e.type), e.id, toMessage(e))));
-            }
-            if (mine !== epoch) throw new Rewound('rewound');
-            const last = events[events.length - 1]!.position;
-            forwardedTo = last;
-            if (memory) forwardedBatches.add(last, memory.lastSeq());
-            else published.push({ position: last, at: Date.now(), generation: startedUnder });
-            // At most once per check interval (the timer saves too): a write per batch was a
-            // checkpoint statement every few milliseconds under load.
-            if (Date.now() - lastSave >= interval) await saveSafe();
-          },
-          onError: (err) => {
-            if (!(err instanceof Rewound)) s.log.error({ err }, 'event forwarder failed; retrying');
-          },
-        });
-      };
-
-      let sub = subscribe(saved);
-      let rewinding: Promise<void> | undefined;
-      const rewind = (): Promise<void> => {
-        rewinding ??= (async () => {
-          epoch++;
-          published = [];
-          forwardedBatches.clear();
-          await sub.stop();
-          if (stopped) return;
-          s.log.warn({ from: saved.toString(), forwarded: forwardedTo.toString() },
-            'bus lost its server: re-sending events from the forwarder checkpoint');
-          forwardedTo = saved;
-          sub = subscribe(saved);
-        })().finally(() => { rewinding = undefined; });
-        return rewinding;
-      };
-
-      const timer = setInterval(() => {
-        if (stopped || rewinding) return;
-        const current = generation();
-        if (current !== seenGeneration) {
-          seenGeneration = current;
-          void rewind();
-        } else {
-          void saveSafe();
-        }
-      }, interval);
-      timer.unref();
-
-      return async () => {
-        stopped = true;
-        stop();
-        clearInterval(timer);
-        await rewinding;
-        await sub.stop();
-        await saveSafe();
-      };
-    },
-  };
+  return { name: FORWARDER, start: (s: Services) => Forwarding.start(s, opts) };
 }
 
 export const eventForwarder: Worker = makeEventForwarder();
