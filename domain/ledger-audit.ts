@@ -104,6 +104,22 @@ interface Credit {
   count: number;
 }
 
+type Where = { stream: string; position: string };
+
+/** One wallet event under audit, with what each of its checks needs. */
+interface WalletEntry {
+  type: string;
+  merchantId: string;
+  currency: string;
+  postings: Posting[];
+  /** The currency's totals, which the movement adds to. */
+  totals: Totals;
+  where: Where;
+}
+
+/** An amount as a bigint; −1 for anything not a string of digits (so the postings check reports it). */
+const amountOf = (v: unknown): bigint => (typeof v === 'string' && /^[0-9]+$/.test(v) ? BigInt(v) : -1n);
+
 /** A payment folded as its events arrive (`broken`: an event its decider refused). */
 type Folded<S> = { state: S; broken?: string };
 type AnyDecider<S> = { initialState(): S; evolve(s: S, e: never): S };
@@ -183,9 +199,20 @@ export class LedgerAudit {
     if (r.streamId !== `wallet-${merchantId}-${currency}`) {
       this.find({ check: 'entry_amounts', message: `event for wallet ${merchantId}/${currency} in stream ${r.streamId}`, ...where });
     }
-
-    // entry_balanced: shape and balance of the postings.
     const postings: Posting[] = Array.isArray(d.postings) ? d.postings : [];
+    this.checkBalanced(r.type, postings, where);
+    const balances = this.wallets.get(r.streamId) ?? new Map<string, bigint>();
+    this.wallets.set(r.streamId, balances);
+    const entry: WalletEntry = { type: r.type, merchantId, currency, postings, totals: this.totalsOf(currency), where };
+    this.foldPostings(entry, balances);
+    this.checkBalances(entry, balances, d.balances);
+    const ref = (d as { reference?: { type?: string; id?: string } }).reference;
+    if (ref && ref.type !== 'top_up' && typeof ref.id === 'string') this.referenced.set(`${ref.type}:${ref.id}`, where);
+    this.checkMovement(entry, e);
+  }
+
+  /** entry_balanced: shape and balance of the postings. */
+  private checkBalanced(type: string, postings: Posting[], where: Where): void {
     let debits = 0n;
     let credits = 0n;
     let wellFormed = postings.length >= 2;
@@ -198,123 +225,141 @@ export class LedgerAudit {
       else credits += BigInt(p.amount);
     }
     if (!wellFormed || debits !== credits) {
-      this.find({ check: 'entry_balanced', message: `${r.type}: ${postings.length} postings, debits ${debits}, credits ${credits}`, ...where });
+      this.find({ check: 'entry_balanced', message: `${type}: ${postings.length} postings, debits ${debits}, credits ${credits}`, ...where });
     }
+  }
 
-    // stated_balances and non_negative: fold the postings.
-    const balances = this.wallets.get(r.streamId) ?? new Map<string, bigint>();
-    this.wallets.set(r.streamId, balances);
-    const totals = this.totalsOf(currency);
-    for (const p of postings) {
+  /** Adds the postings to the wallet's balances and to the currency's accounts. */
+  private foldPostings(entry: WalletEntry, balances: Map<string, bigint>): void {
+    const accountsTotals = entry.totals.accounts;
+    for (const p of entry.postings) {
       if (!WHOLE.test(String(p.amount))) continue;
       const signed = p.side === 'credit' ? BigInt(p.amount) : -BigInt(p.amount);
       balances.set(p.account, (balances.get(p.account) ?? 0n) + signed);
-      totals.accounts.set(p.account, (totals.accounts.get(p.account) ?? 0n) + signed);
+      accountsTotals.set(p.account, (accountsTotals.get(p.account) ?? 0n) + signed);
     }
+  }
+
+  /** stated_balances and non_negative, against the postings folded so far. */
+  private checkBalances(entry: WalletEntry, balances: Map<string, bigint>, stated: { available: string; reserved: string } | undefined): void {
+    const { type, merchantId, currency, where } = entry;
     const available = balances.get(accounts.available(merchantId)) ?? 0n;
     const reserved = balances.get(accounts.reserved(merchantId)) ?? 0n;
     if (available < 0n || reserved < 0n) {
-      this.find({ check: 'non_negative', message: `merchant ${merchantId} ${currency}: available ${available}, reserved ${reserved} after ${r.type}`, ...where });
+      this.find({ check: 'non_negative', message: `merchant ${merchantId} ${currency}: available ${available}, reserved ${reserved} after ${type}`, ...where });
     }
-    const stated = d.balances ?? { available: '?', reserved: '?' };
-    if (stated.available !== available.toString() || stated.reserved !== reserved.toString()) {
+    const said = stated ?? { available: '?', reserved: '?' };
+    if (said.available !== available.toString() || said.reserved !== reserved.toString()) {
       this.find({
         check: 'stated_balances',
-        message: `${r.type} states available ${stated.available}, reserved ${stated.reserved}; the postings give ${available}, ${reserved}`,
+        message: `${type} states available ${said.available}, reserved ${said.reserved}; the postings give ${available}, ${reserved}`,
         ...where,
       });
     }
+  }
 
-    // entry_amounts, movement_once and the per-currency totals.
-    const expect = (wanted: Array<[string, 'debit' | 'credit', bigint]>) => {
-      const want = wanted.filter(([, , a]) => a !== 0n).map(([acc, side, a]) => `${side} ${acc} ${a}`).sort();
-      const have = postings.map((p) => `${p.side} ${p.account} ${p.amount}`).sort();
-      if (JSON.stringify(want) !== JSON.stringify(have)) {
-        this.find({ check: 'entry_amounts', message: `${r.type}: postings [${have.join('; ')}], the movement says [${want.join('; ')}]`, ...where });
-      }
-    };
-    const amount = (v: unknown): bigint => (typeof v === 'string' && /^[0-9]+$/.test(v) ? BigInt(v) : -1n);
-    const ref = (d as { reference?: { type?: string; id?: string } }).reference;
-    if (ref && ref.type !== 'top_up' && typeof ref.id === 'string') this.referenced.set(`${ref.type}:${ref.id}`, where);
+  /** entry_amounts, movement_once and the per-currency totals, by movement. */
+  private checkMovement(entry: WalletEntry, e: WalletEvent): void {
     switch (e.type) {
-      case 'wallet.topped_up': {
-        const a = amount(e.data.amount);
-        expect([[accounts.funding, 'debit', a], [accounts.available(merchantId), 'credit', a]]);
-        const n = (this.topUps.get(e.data.entry_id) ?? 0) + 1;
-        this.topUps.set(e.data.entry_id, n);
-        if (n > 1) this.find({ check: 'movement_once', message: `top-up ${e.data.entry_id} recorded ${n} times`, ...where });
-        totals.topUps += a;
-        return;
-      }
-      case 'wallet.funds_held': {
-        const a = amount(e.data.amount);
-        expect([[accounts.available(merchantId), 'debit', a], [accounts.reserved(merchantId), 'credit', a]]);
-        const h = this.holds.get(e.data.hold_id);
-        if (h) {
-          h.held++;
-          this.find({ check: 'movement_once', message: `hold ${e.data.hold_id} held ${h.held} times`, ...where });
-        } else {
-          this.holds.set(e.data.hold_id, { amount: a, currency, merchantId, held: 1, posted: 0, released: 0 });
-        }
-        return;
-      }
-      case 'wallet.hold_posted':
-      case 'wallet.hold_released': {
-        const a = amount(e.data.amount);
-        const h = this.holds.get(e.data.hold_id);
-        const verb = e.type === 'wallet.hold_posted' ? 'posted' : 'released';
-        if (!h) {
-          this.find({ check: 'movement_once', message: `hold ${e.data.hold_id} ${verb} but never held`, ...where });
-        } else {
-          if (h.posted + h.released > 0) {
-            this.find({ check: 'movement_once', message: `hold ${e.data.hold_id} ${verb} after it was already ${h.posted > 0 ? 'posted' : 'released'}`, ...where });
-          }
-          if (h.amount !== a || h.currency !== currency || h.merchantId !== merchantId) {
-            this.find({ check: 'movement_once', message: `hold ${e.data.hold_id} ${verb} for ${a} ${currency}, held ${h.amount} ${h.currency}`, ...where });
-          }
-          if (e.type === 'wallet.hold_posted') h.posted++;
-          else h.released++;
-        }
-        if (e.type === 'wallet.hold_posted') {
-          const fee = amount(e.data.fee);
-          expect([
-            [accounts.reserved(merchantId), 'debit', a],
-            [accounts.provider(e.data.operator_code), 'credit', a - fee],
-            [accounts.fees, 'credit', fee],
-          ]);
-          totals.postedHolds += a;
-          totals.fees += fee;
-        } else {
-          expect([[accounts.reserved(merchantId), 'debit', a], [accounts.available(merchantId), 'credit', a]]);
-        }
-        return;
-      }
-      case 'wallet.credited': {
-        const gross = amount(e.data.gross_amount);
-        const fee = amount(e.data.fee);
-        const net = amount(e.data.net_amount);
-        if (net !== gross - fee) {
-          this.find({ check: 'entry_amounts', message: `credit ${e.data.credit_id}: net ${net} is not gross ${gross} − fee ${fee}`, ...where });
-        }
-        expect([
-          [accounts.provider(e.data.operator_code), 'debit', gross],
-          [accounts.available(merchantId), 'credit', net],
-          [accounts.fees, 'credit', fee],
-        ]);
-        const c = this.credits.get(e.data.credit_id);
-        if (c) {
-          c.count++;
-          this.find({ check: 'movement_once', message: `credit ${e.data.credit_id} recorded ${c.count} times`, ...where });
-        } else {
-          this.credits.set(e.data.credit_id, { gross, fee, net, currency, count: 1 });
-        }
-        totals.creditedNet += net;
-        totals.fees += fee;
-        return;
-      }
+      case 'wallet.topped_up': return this.toppedUp(entry, e.data);
+      case 'wallet.funds_held': return this.fundsHeld(entry, e.data);
+      case 'wallet.hold_posted': return this.holdPosted(entry, e.data);
+      case 'wallet.hold_released': return this.holdReleased(entry, e.data);
+      case 'wallet.credited': return this.credited(entry, e.data);
       default:
-        this.find({ check: 'entry_balanced', message: `unknown wallet event ${r.type}`, ...where });
+        this.find({ check: 'entry_balanced', message: `unknown wallet event ${entry.type}`, ...entry.where });
     }
+  }
+
+  /** entry_amounts: the postings are exactly the ones the movement implies (zero amounts left out). */
+  private expectPostings(entry: WalletEntry, wanted: Array<[string, 'debit' | 'credit', bigint]>): void {
+    const want = wanted.filter(([, , a]) => a !== 0n).map(([acc, side, a]) => `${side} ${acc} ${a}`).sort();
+    const have = entry.postings.map((p) => `${p.side} ${p.account} ${p.amount}`).sort();
+    if (JSON.stringify(want) !== JSON.stringify(have)) {
+      this.find({ check: 'entry_amounts', message: `${entry.type}: postings [${have.join('; ')}], the movement says [${want.join('; ')}]`, ...entry.where });
+    }
+  }
+
+  private toppedUp(entry: WalletEntry, data: { entry_id: string; amount: string }): void {
+    const a = amountOf(data.amount);
+    this.expectPostings(entry, [[accounts.funding, 'debit', a], [accounts.available(entry.merchantId), 'credit', a]]);
+    const n = (this.topUps.get(data.entry_id) ?? 0) + 1;
+    this.topUps.set(data.entry_id, n);
+    if (n > 1) this.find({ check: 'movement_once', message: `top-up ${data.entry_id} recorded ${n} times`, ...entry.where });
+    entry.totals.topUps += a;
+  }
+
+  private fundsHeld(entry: WalletEntry, data: { hold_id: string; amount: string }): void {
+    const { merchantId, currency } = entry;
+    const a = amountOf(data.amount);
+    this.expectPostings(entry, [[accounts.available(merchantId), 'debit', a], [accounts.reserved(merchantId), 'credit', a]]);
+    const h = this.holds.get(data.hold_id);
+    if (h) {
+      h.held++;
+      this.find({ check: 'movement_once', message: `hold ${data.hold_id} held ${h.held} times`, ...entry.where });
+    } else {
+      this.holds.set(data.hold_id, { amount: a, currency, merchantId, held: 1, posted: 0, released: 0 });
+    }
+  }
+
+  private holdPosted(entry: WalletEntry, data: { hold_id: string; amount: string; fee: string; operator_code: string }): void {
+    const a = this.settleHold(entry, 'posted', data);
+    const fee = amountOf(data.fee);
+    this.expectPostings(entry, [
+      [accounts.reserved(entry.merchantId), 'debit', a],
+      [accounts.provider(data.operator_code), 'credit', a - fee],
+      [accounts.fees, 'credit', fee],
+    ]);
+    entry.totals.postedHolds += a;
+    entry.totals.fees += fee;
+  }
+
+  private holdReleased(entry: WalletEntry, data: { hold_id: string; amount: string }): void {
+    const a = this.settleHold(entry, 'released', data);
+    this.expectPostings(entry, [[accounts.reserved(entry.merchantId), 'debit', a], [accounts.available(entry.merchantId), 'credit', a]]);
+  }
+
+  /** movement_once for a hold's settlement: held before, settled once, for the amount held. Returns the amount. */
+  private settleHold(entry: WalletEntry, verb: 'posted' | 'released', data: { hold_id: string; amount: string }): bigint {
+    const { merchantId, currency, where } = entry;
+    const a = amountOf(data.amount);
+    const h = this.holds.get(data.hold_id);
+    if (!h) {
+      this.find({ check: 'movement_once', message: `hold ${data.hold_id} ${verb} but never held`, ...where });
+      return a;
+    }
+    if (h.posted + h.released > 0) {
+      this.find({ check: 'movement_once', message: `hold ${data.hold_id} ${verb} after it was already ${h.posted > 0 ? 'posted' : 'released'}`, ...where });
+    }
+    if (h.amount !== a || h.currency !== currency || h.merchantId !== merchantId) {
+      this.find({ check: 'movement_once', message: `hold ${data.hold_id} ${verb} for ${a} ${currency}, held ${h.amount} ${h.currency}`, ...where });
+    }
+    if (verb === 'posted') h.posted++;
+    else h.released++;
+    return a;
+  }
+
+  private credited(entry: WalletEntry, data: { credit_id: string; gross_amount: string; fee: string; net_amount: string; operator_code: string }): void {
+    const gross = amountOf(data.gross_amount);
+    const fee = amountOf(data.fee);
+    const net = amountOf(data.net_amount);
+    if (net !== gross - fee) {
+      this.find({ check: 'entry_amounts', message: `credit ${data.credit_id}: net ${net} is not gross ${gross} − fee ${fee}`, ...entry.where });
+    }
+    this.expectPostings(entry, [
+      [accounts.provider(data.operator_code), 'debit', gross],
+      [accounts.available(entry.merchantId), 'credit', net],
+      [accounts.fees, 'credit', fee],
+    ]);
+    const c = this.credits.get(data.credit_id);
+    if (c) {
+      c.count++;
+      this.find({ check: 'movement_once', message: `credit ${data.credit_id} recorded ${c.count} times`, ...entry.where });
+    } else {
+      this.credits.set(data.credit_id, { gross, fee, net, currency: entry.currency, count: 1 });
+    }
+    entry.totals.creditedNet += net;
+    entry.totals.fees += fee;
   }
 
   private reportBroken<S>(m: Map<string, Folded<S>>, kind: string): void {
@@ -363,7 +408,24 @@ export class LedgerAudit {
     this.reportBroken(this.payins, 'payin');
     this.reportBroken(this.payouts, 'payout');
     this.reportBroken(this.transfers, 'transfer');
+    this.checkPayins();
+    this.checkPayouts();
+    this.checkTransfers();
+    this.checkOrphans();
+    const currencies = this.checkConservation();
+    const counts = Object.fromEntries(LEDGER_CHECKS.map((c) => [c, this.counts.get(c) ?? 0])) as Record<LedgerCheck, number>;
+    return {
+      findings: this.findings,
+      counts,
+      summary: {
+        events: this.events, wallet_events: this.walletEvents, wallets: this.wallets.size,
+        payins: this.payins.size, payouts: this.payouts.size, transfers: this.transfers.size, currencies,
+      },
+    };
+  }
 
+  /** payment_money: a completed payin credited once for what was sent, any other never. */
+  private checkPayins(): void {
     for (const [id, { state, broken }] of this.payins) {
       const d = state.created;
       if (!d || broken) continue;
@@ -371,6 +433,10 @@ export class LedgerAudit {
         ? { gross: BigInt(d.send_amount), fee: BigInt(d.total_fee), currency: d.send_currency }
         : null);
     }
+  }
+
+  /** payment_money: a payout's hold posted iff it completed, released iff it failed. */
+  private checkPayouts(): void {
     for (const [id, { state, broken }] of this.payouts) {
       const d = state.created;
       if (!d || broken) continue;
@@ -379,6 +445,10 @@ export class LedgerAudit {
         settled: state.status === 'completed' ? 'posted' : state.status === 'failed' ? 'released' : 'none',
       });
     }
+  }
+
+  /** payment_money: a transfer's collection credited iff collected, each disbursement hold as its attempt went. */
+  private checkTransfers(): void {
     for (const [id, { state, broken }] of this.transfers) {
       const t = state.created;
       if (!t || broken) continue;
@@ -399,6 +469,10 @@ export class LedgerAudit {
         });
       }
     }
+  }
+
+  /** orphan_movement: every payment a movement names exists. */
+  private checkOrphans(): void {
     for (const [key, where] of this.referenced) {
       const [type, id] = key.split(/:(.*)/s) as [string, string];
       const known = type === 'payin' ? this.payins.get(id)?.state.created
@@ -407,41 +481,35 @@ export class LedgerAudit {
             : undefined;
       if (!known) this.find({ check: 'orphan_movement', message: `a movement names ${type} ${id}, which does not exist`, ...where });
     }
+  }
 
-    const currencies: CurrencyTotals[] = [];
-    for (const [currency, t] of [...this.totals].sort(([a], [b]) => a.localeCompare(b))) {
-      let merchants = 0n;
-      let all = 0n;
-      for (const [account, balance] of t.accounts) {
-        all += balance;
-        if (account.startsWith('merchant:')) merchants += balance;
-      }
-      const fees = t.accounts.get(accounts.fees) ?? 0n;
-      const funding = t.accounts.get(accounts.funding) ?? 0n;
-      const expectedMerchants = t.topUps + t.creditedNet - t.postedHolds;
-      if (all !== 0n) this.find({ check: 'conservation', message: `${currency}: the accounts sum to ${all}, not 0` });
-      if (merchants !== expectedMerchants) {
-        this.find({
-          check: 'conservation',
-          message: `${currency}: merchants hold ${merchants}, but top-ups ${t.topUps} + credited ${t.creditedNet} − posted ${t.postedHolds} = ${expectedMerchants}`,
-        });
-      }
-      if (fees !== t.fees) this.find({ check: 'conservation', message: `${currency}: platform:fees is ${fees}, the movements' fees sum to ${t.fees}` });
-      if (funding !== -t.topUps) this.find({ check: 'conservation', message: `${currency}: platform:funding is ${funding}, top-ups sum to ${t.topUps}` });
-      currencies.push({
-        currency, merchant_balances: merchants.toString(), top_ups: t.topUps.toString(), credited_net: t.creditedNet.toString(),
-        posted_holds: t.postedHolds.toString(), fees: fees.toString(), all_accounts: all.toString(),
+  /** conservation, per currency in name order; returns each currency's totals for the summary. */
+  private checkConservation(): CurrencyTotals[] {
+    return [...this.totals].sort(([a], [b]) => a.localeCompare(b)).map(([currency, t]) => this.conservationOf(currency, t));
+  }
+
+  private conservationOf(currency: string, t: Totals): CurrencyTotals {
+    let merchants = 0n;
+    let all = 0n;
+    for (const [account, balance] of t.accounts) {
+      all += balance;
+      if (account.startsWith('merchant:')) merchants += balance;
+    }
+    const fees = t.accounts.get(accounts.fees) ?? 0n;
+    const funding = t.accounts.get(accounts.funding) ?? 0n;
+    const expectedMerchants = t.topUps + t.creditedNet - t.postedHolds;
+    if (all !== 0n) this.find({ check: 'conservation', message: `${currency}: the accounts sum to ${all}, not 0` });
+    if (merchants !== expectedMerchants) {
+      this.find({
+        check: 'conservation',
+        message: `${currency}: merchants hold ${merchants}, but top-ups ${t.topUps} + credited ${t.creditedNet} − posted ${t.postedHolds} = ${expectedMerchants}`,
       });
     }
-
-    const counts = Object.fromEntries(LEDGER_CHECKS.map((c) => [c, this.counts.get(c) ?? 0])) as Record<LedgerCheck, number>;
+    if (fees !== t.fees) this.find({ check: 'conservation', message: `${currency}: platform:fees is ${fees}, the movements' fees sum to ${t.fees}` });
+    if (funding !== -t.topUps) this.find({ check: 'conservation', message: `${currency}: platform:funding is ${funding}, top-ups sum to ${t.topUps}` });
     return {
-      findings: this.findings,
-      counts,
-      summary: {
-        events: this.events, wallet_events: this.walletEvents, wallets: this.wallets.size,
-        payins: this.payins.size, payouts: this.payouts.size, transfers: this.transfers.size, currencies,
-      },
+      currency, merchant_balances: merchants.toString(), top_ups: t.topUps.toString(), credited_net: t.creditedNet.toString(),
+      posted_holds: t.postedHolds.toString(), fees: fees.toString(), all_accounts: all.toString(),
     };
   }
 }
