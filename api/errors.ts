@@ -1,4 +1,5 @@
 // One mapping from the contract's error codes to HTTP, and the error body every error uses.
+import type { Response } from 'express';
 import type { ErrorCode, ErrorDetail } from '../domain/errors.ts';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -39,4 +40,10 @@ export function errorBody(code: ErrorCode, message: string, details?: ErrorDetai
   if (details && details.length > 0) error.details = details;
   if (requestId) error.request_id = requestId;
   return { error };
+}
+
+/** Answers the error body, with the request's id (X-Request-Id, set first thing on every request). */
+export function sendError(res: Response, code: ErrorCode, message: string, details?: ErrorDetail[]): void {
+  const requestId = String(res.getHeader('X-Request-Id') ?? '');
+  res.status(STATUS_OF[code]).json(errorBody(code, message, details, requestId));
 }

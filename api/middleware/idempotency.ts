@@ -5,13 +5,30 @@
 //   the key over;
 // - a 5xx stores nothing and keeps the key's resource id (relinquish): the retry takes the claim over
 //   at once and answers what committed (an append whose commit was in doubt included), as a replay.
-import type { ApiServices } from './services.ts';
-import { DomainError } from '../domain/errors.ts';
-import { requestHash, type HeldClaim } from '../commands/idempotency.ts';
-import { errorBody, STATUS_OF } from './errors.ts';
-import type { Ctx, Handler, Reply } from './module.ts';
+// The claims stay (issue 29 weighed Formance's key written in the events' own transaction): the
+// event store may be KurrentDB, outside PostgreSQL, so there is no transaction to share, and a
+// business refusal (a stored 4xx) has no event to write the key beside.
+import type { RequestHandler } from 'express';
+import { DomainError } from '../../domain/errors.ts';
+import { requestHash, validKey, type HeldClaim } from '../../commands/idempotency.ts';
+import { errorBody, STATUS_OF } from '../errors.ts';
+import type { Ctx, Handler, Reply } from '../module.ts';
+import { awaitEverythingCommitted, deferReadModelWaits } from './read-your-writes.ts';
+import type { Answer } from './respond.ts';
 
-export interface IdempotentRequest {
+/** Checked after the path and query, before the body: a missing or malformed key is refused first. */
+export const requireIdempotencyKey: RequestHandler = (req, _res, next) => {
+  const key = req.header('idempotency-key');
+  if (key === undefined || key === '') {
+    throw new DomainError('idempotency_key_required', 'This endpoint requires an Idempotency-Key header');
+  }
+  if (!validKey(key)) {
+    throw new DomainError('bad_request', 'Invalid Idempotency-Key', [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable characters' }]);
+  }
+  next();
+};
+
+interface IdempotentRequest {
   ctx: Ctx;
   handler: Handler;
   key: string;
@@ -19,11 +36,15 @@ export interface IdempotentRequest {
   path: string;
 }
 
+/** The handler run once per Idempotency-Key (checked by requireIdempotencyKey). */
+export const idempotently = (handler: Handler): Answer => (ctx, req) =>
+  runIdempotent({ ctx, handler, key: req.header('idempotency-key')!, method: req.method, path: req.path });
+
 const withMeta = (body: unknown, key: string, replayed: boolean) =>
   ({ ...(body && typeof body === 'object' ? (body as object) : {}), _meta: { idempotency_key: key, idempotency_replayed: replayed } });
 
 /** Runs the request once per key; answers the reply to send. */
-export async function runIdempotent(r: IdempotentRequest): Promise<Reply> {
+async function runIdempotent(r: IdempotentRequest): Promise<Reply> {
   const { ctx, key } = r;
   const services = ctx.services;
   const claim = await services.idempotency.claim(ctx.merchantId, key, r.method, r.path, requestHash(r.method, r.path, ctx.body));
@@ -31,7 +52,7 @@ export async function runIdempotent(r: IdempotentRequest): Promise<Reply> {
     // The key's completion may have committed before the read models took in its write (they
     // are committed side by side, below; a crash can fall between): a replay, like the first
     // answer, is sent only once they include everything committed so far.
-    await services.awaitReadModels(await services.store.head());
+    await awaitEverythingCommitted(services);
     return { status: claim.status, body: withMeta(claim.body, key, true) };
   }
   const stopRenewing = services.idempotency.keepAlive(claim, (err) => ctx.log.warn({ err }, 'idempotency lease renewal failed'));
@@ -46,19 +67,13 @@ async function runClaimed(r: IdempotentRequest, claim: HeldClaim): Promise<Reply
   const { ctx, key } = r;
   const services = ctx.services;
   ctx.idempotency = { key, resourceId: claim.resourceId, fresh: claim.fresh };
-  // Read-your-writes and the key's completion, side by side: the handler's waits for the read
-  // models only note the position here, and the answer goes once both have committed (two
-  // commits in a row were a sixth of a create's time; bench issue 8, bench/PROFILE.md §16). Every
-  // idempotent handler renders its answer from the state it decided, never from a read model.
-  let readModelsAt: bigint | undefined;
-  const noteReadModelsAt = async (position: bigint | undefined) => {
-    if (position !== undefined && (readModelsAt === undefined || position > readModelsAt)) readModelsAt = position;
-  };
-  ctx.services = Object.create(services, { awaitReadModels: { value: noteReadModelsAt } }) as ApiServices;
+  // Read-your-writes and the key's completion, side by side (read-your-writes.ts): the handler's
+  // waits for the read models only note the position here, and the answer goes once both have committed.
+  const readModels = deferReadModelWaits(ctx);
   // A take-over answers about what an earlier attempt may have written: wait as a replay does.
-  if (!claim.fresh) readModelsAt = await services.store.head();
+  if (!claim.fresh) await readModels.note(await services.store.head());
   const outcome = async (status: number, stored: unknown) => {
-    const [, held] = await Promise.all([services.awaitReadModels(readModelsAt), services.idempotency.complete(claim, status, stored)]);
+    const [, held] = await Promise.all([readModels.wait(), services.idempotency.complete(claim, status, stored)]);
     // Taken over while this ran (its lease lapsed): the attempt that holds the key now stores the
     // outcome, answering the same resource id. Ours is still the truth about what we did.
     if (!held) ctx.log.warn({ resource_id: claim.resourceId }, 'idempotency claim taken over before its outcome was stored');
