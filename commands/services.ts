@@ -37,7 +37,7 @@ export interface Services {
   /**
    * Read-your-writes: waits until every read model includes the given position. In an idempotent
    * request the server passes an `awaitReadModels` that only notes the position, and waits for it beside the
-   * key's completion before answering (api/server.ts): such a handler renders its answer from the
+   * key's completion before answering (api/middleware/read-your-writes.ts): such a handler renders its answer from the
    * state it decided and must not read a read model after its own write.
    */
   awaitReadModels(position: bigint | undefined): Promise<void>;
