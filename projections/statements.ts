@@ -78,23 +78,26 @@ function describe(movement: string, referenceType: string, referenceId: string, 
   }
 }
 
-export async function buildStatement(
-  knex: Knex,
-  q: { merchantId: string; currency: string; from: Date; to: Date },
-): Promise<Statement> {
-  const avail = accounts.available(q.merchantId);
-  const res = accounts.reserved(q.merchantId);
+type StatementQuery = { merchantId: string; currency: string; from: Date; to: Date };
+
+/** The merchant's available and reserved accounts in the ledger. */
+const accountsOf = (merchantId: string) => ({ available: accounts.available(merchantId), reserved: accounts.reserved(merchantId) });
+
+/** Every posting on the merchant's two accounts before `from`, summed per account. */
+async function openingOf(knex: Knex, q: StatementQuery): Promise<{ available: bigint; reserved: bigint }> {
+  const own = accountsOf(q.merchantId);
   const opening = await knex.raw<{ rows: Array<{ account: string; balance: string | null }> }>(
     `SELECT account, sum(CASE WHEN side = 'credit' THEN amount ELSE -amount END)::text AS balance
      FROM ledger_entries WHERE merchant_id = ? AND currency = ? AND created_at < ? AND account IN (?, ?)
      GROUP BY account`,
-    [q.merchantId, q.currency, q.from, avail, res],
+    [q.merchantId, q.currency, q.from, own.available, own.reserved],
   );
-  const openingOf = (account: string) => BigInt(opening.rows.find((r) => r.account === account)?.balance ?? '0');
-  let available = openingOf(avail);
-  let reserved = openingOf(res);
-  const openingBalances = { available: available.toString(), reserved: reserved.toString() };
+  const balanceOf = (account: string) => BigInt(opening.rows.find((r) => r.account === account)?.balance ?? '0');
+  return { available: balanceOf(own.available), reserved: balanceOf(own.reserved) };
+}
 
+/** The period's postings, grouped by event in global order. */
+async function postingsByEvent(knex: Knex, q: StatementQuery): Promise<Map<string, EntryRow[]>> {
   // Every posting of every event with a posting in the period (an event's postings share its time).
   // Ordered by the bigint column, not by the text alias of the select list.
   const rows = (await knex.raw<{ rows: EntryRow[] }>(
@@ -107,35 +110,48 @@ export async function buildStatement(
     [q.merchantId, q.currency, q.from, q.to, MAX_STATEMENT_LINES * 4 + 1],
   )).rows;
   if (rows.length > MAX_STATEMENT_LINES * 4) throw new StatementTooLong(`more than ${MAX_STATEMENT_LINES} movements: ask for a shorter period`);
-
   const byEvent = new Map<string, EntryRow[]>();
   for (const r of rows) {
     const list = byEvent.get(r.event_id) ?? [];
     list.push(r);
     byEvent.set(r.event_id, list);
   }
+  return byEvent;
+}
+
+/** One wallet event's effect on the merchant's accounts: the deltas, the fee and the other side. */
+function effectOf(postings: EntryRow[], own: { available: string; reserved: string }) {
+  let dAvailable = 0n;
+  let dReserved = 0n;
+  let fee = 0n;
+  const others: string[] = [];
+  for (const p of postings) {
+    if (p.account === own.available) dAvailable += signed(p);
+    else if (p.account === own.reserved) dReserved += signed(p);
+    else if (p.account === accounts.fees) fee += BigInt(p.amount);
+    else others.push(p.account);
+  }
+  const counterparty = others[0] ?? (dAvailable !== 0n && dReserved !== 0n ? (dAvailable < 0n ? own.reserved : own.available) : '');
+  return { dAvailable, dReserved, fee, counterparty };
+}
+
+export async function buildStatement(knex: Knex, q: StatementQuery): Promise<Statement> {
+  const own = accountsOf(q.merchantId);
+  let { available, reserved } = await openingOf(knex, q);
+  const openingBalances = { available: available.toString(), reserved: reserved.toString() };
+  const byEvent = await postingsByEvent(knex, q);
   const lines: StatementLine[] = [];
   let totalAvailable = 0n;
   let totalReserved = 0n;
   let totalFees = 0n;
   for (const postings of byEvent.values()) {
     const first = postings[0]!;
-    let dAvailable = 0n;
-    let dReserved = 0n;
-    let fee = 0n;
-    const others: string[] = [];
-    for (const p of postings) {
-      if (p.account === avail) dAvailable += signed(p);
-      else if (p.account === res) dReserved += signed(p);
-      else if (p.account === accounts.fees) fee += BigInt(p.amount);
-      else others.push(p.account);
-    }
+    const { dAvailable, dReserved, fee, counterparty } = effectOf(postings, own);
     available += dAvailable;
     reserved += dReserved;
     totalAvailable += dAvailable;
     totalReserved += dReserved;
     totalFees += fee;
-    const counterparty = others[0] ?? (dAvailable !== 0n && dReserved !== 0n ? (dAvailable < 0n ? res : avail) : '');
     lines.push({
       position: first.global_position, event_id: first.event_id, at: new Date(first.created_at).toISOString(),
       movement: first.movement, movement_id: first.movement_id, reference_type: first.reference_type, reference_id: first.reference_id,

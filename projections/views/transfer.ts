@@ -57,6 +57,38 @@ function walletImpactOf(s: TransferState): { effects: RenderedEffect[] } {
   return { effects };
 }
 
+/** How each leg ran: the collection, then every disbursement attempt. */
+function executionOf(s: TransferState): Record<string, unknown> {
+  const t = s.created!;
+  return {
+    collection: {
+      leg_reference: s.collection.leg_reference,
+      status: s.payin_status,
+      provider_reference: s.collection.provider_reference,
+      operator_code: t.payer_operator_code,
+      amount: t.payin_amount,
+      currency: t.payin_currency,
+      started_at: s.collection.started_at,
+      completed_at: s.collection.completed_at,
+      failed_at: s.collection.failed_at,
+      failure_reason: s.collection.failure_reason,
+    },
+    disbursements: s.attempts.map((a) => ({
+      attempt: a.attempt,
+      leg_reference: a.leg_reference,
+      status: a.status,
+      provider_reference: a.provider_reference,
+      operator_code: a.recipient.operator_code ?? null,
+      amount: a.amount,
+      currency: t.payout_currency,
+      started_at: a.started_at,
+      completed_at: a.completed_at,
+      failed_at: a.failed_at,
+      failure_reason: a.failure_reason,
+    })),
+  };
+}
+
 export function renderTransfer(s: TransferState): Record<string, unknown> {
   const t = s.created!;
   const last = currentAttempt(s);
@@ -100,33 +132,7 @@ export function renderTransfer(s: TransferState): Record<string, unknown> {
     disbursement_failed_at: last?.failed_at ?? null,
     completed_at: completedAt,
     failure_reason: s.status === 'failed' ? (s.history[s.history.length - 1]?.reason ?? null) : null,
-    execution: {
-      collection: {
-        leg_reference: s.collection.leg_reference,
-        status: s.payin_status,
-        provider_reference: s.collection.provider_reference,
-        operator_code: t.payer_operator_code,
-        amount: t.payin_amount,
-        currency: t.payin_currency,
-        started_at: s.collection.started_at,
-        completed_at: s.collection.completed_at,
-        failed_at: s.collection.failed_at,
-        failure_reason: s.collection.failure_reason,
-      },
-      disbursements: s.attempts.map((a) => ({
-        attempt: a.attempt,
-        leg_reference: a.leg_reference,
-        status: a.status,
-        provider_reference: a.provider_reference,
-        operator_code: a.recipient.operator_code ?? null,
-        amount: a.amount,
-        currency: t.payout_currency,
-        started_at: a.started_at,
-        completed_at: a.completed_at,
-        failed_at: a.failed_at,
-        failure_reason: a.failure_reason,
-      })),
-    },
+    execution: executionOf(s),
     history: s.history.map((h) => ({ status: h.status, reason: h.reason, created_at: h.created_at })),
     created_at: t.at,
     updated_at: s.updated_at,
