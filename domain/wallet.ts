@@ -15,8 +15,8 @@
 // entity id (hold id, credit id, top-up id): a second hold/post/release/credit decides no events, so
 // a redelivered message never moves money twice.
 import { invariant, refuse } from './errors.ts';
-import { unreachable, type DomainEvent } from './decider.ts';
-import { formatMoney, type Money } from './money.ts';
+import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
+import { checkAmountRange, formatMoney, type Money } from './money.ts';
 import { Map as IMap, Set as ISet } from 'immutable';
 
 export type Side = 'debit' | 'credit';
@@ -64,6 +64,27 @@ export type WalletEvent =
   | DomainEvent<'wallet.credited', Common & {
     credit_id: string; gross_amount: string; fee: string; net_amount: string; operator_code: string; reference: MovementRef;
   }>;
+
+/** The wallet a command moves money on, and when. */
+interface Target {
+  merchantId: string;
+  currency: string;
+  at: string;
+}
+
+type TopUp = Target & { entryId: string; amount: Money };
+type HoldFunds = Target & { holdId: string; amount: Money; reference: MovementRef };
+type PostHold = Target & { holdId: string; fee: Money; operatorCode: string };
+type ReleaseHold = Target & { holdId: string; reason: string | null };
+type CreditCollection = Target & { creditId: string; gross: Money; fee: Money; operatorCode: string; reference: MovementRef };
+
+/** What may be asked of a wallet, each a plain value; every movement is idempotent by its id. */
+export type WalletCommand =
+  | { type: 'TopUp'; data: TopUp }
+  | { type: 'Hold'; data: HoldFunds }
+  | { type: 'PostHold'; data: PostHold }
+  | { type: 'ReleaseHold'; data: ReleaseHold }
+  | { type: 'CreditCollection'; data: CreditCollection };
 
 export type HoldStatus = 'held' | 'posted' | 'released';
 
@@ -113,7 +134,7 @@ function applyPostings(s: WalletState, merchantId: string, postings: Posting[]):
   return balances;
 }
 
-export const walletDecider = {
+export const walletDecider: CommandDecider<WalletState, WalletEvent, WalletCommand> = {
   initialState: (): WalletState => ({ merchantId: '', currency: '', balances: {}, holds: IMap(), credits: ISet(), topUps: ISet(), updatedAt: null }),
   evolve(s: WalletState, e: WalletEvent): WalletState {
     const base: WalletState = {
@@ -135,15 +156,25 @@ export const walletDecider = {
         return unreachable(e);
     }
   },
+  decide(command: WalletCommand, s: WalletState): WalletEvent[] {
+    switch (command.type) {
+      case 'TopUp':
+        return decideTopUp(s, command.data);
+      case 'Hold':
+        return decideHold(s, command.data);
+      case 'PostHold':
+        return decidePostHold(s, command.data);
+      case 'ReleaseHold':
+        return decideReleaseHold(s, command.data);
+      case 'CreditCollection':
+        return decideCreditCollection(s, command.data);
+      default:
+        return unreachable(command);
+    }
+  },
 };
 
 // ---- decisions (pure; ids and time arrive in the command) ----
-
-interface Target {
-  merchantId: string;
-  currency: string;
-  at: string;
-}
 
 const debit = (account: string, amount: Money): Posting => ({ account, side: 'debit', amount: formatMoney(amount) });
 const credit = (account: string, amount: Money): Posting => ({ account, side: 'credit', amount: formatMoney(amount) });
@@ -165,9 +196,9 @@ function common(s: WalletState, t: Target, postings: Posting[]): Common {
   };
 }
 
-/** Sandbox funding: platform:funding → available. */
-export function topUp(s: WalletState, c: Target & { entryId: string; amount: Money }): WalletEvent[] {
-  invariant(c.amount > 0n, 'a top-up is positive');
+/** Sandbox funding: platform:funding → available, within the per-transaction limits (amount_out_of_range). */
+function decideTopUp(s: WalletState, c: TopUp): WalletEvent[] {
+  checkAmountRange(c.amount, 'amount');
   if (s.topUps.has(c.entryId)) return [];
   const postings = [debit(accounts.funding, c.amount), credit(accounts.available(c.merchantId), c.amount)];
   return [{
@@ -177,7 +208,7 @@ export function topUp(s: WalletState, c: Target & { entryId: string; amount: Mon
 }
 
 /** Reserve `amount` for a payout or disbursement leg: available → reserved, or 400 insufficient_balance. */
-export function hold(s: WalletState, c: Target & { holdId: string; amount: Money; reference: MovementRef }): WalletEvent[] {
+function decideHold(s: WalletState, c: HoldFunds): WalletEvent[] {
   invariant(c.amount > 0n, 'a hold is positive');
   if (s.holds.has(c.holdId)) return [];
   const have = available(s, c.merchantId);
@@ -192,7 +223,7 @@ export function hold(s: WalletState, c: Target & { holdId: string; amount: Money
  * The money left: reserved is debited, the operator's clearing account is credited with what it
  * pays out (amount − fee) and platform:fees with the fee. A hold already posted or released: nothing.
  */
-export function postHold(s: WalletState, c: Target & { holdId: string; fee: Money; operatorCode: string }): WalletEvent[] {
+function decidePostHold(s: WalletState, c: PostHold): WalletEvent[] {
   const h = s.holds.get(c.holdId);
   invariant(h, `posting unknown hold ${c.holdId}`);
   if (h.status !== 'held') return [];
@@ -212,7 +243,7 @@ export function postHold(s: WalletState, c: Target & { holdId: string; fee: Mone
 }
 
 /** The leg failed: reserved → available. A hold already posted or released: nothing. */
-export function releaseHold(s: WalletState, c: Target & { holdId: string; reason: string | null }): WalletEvent[] {
+function decideReleaseHold(s: WalletState, c: ReleaseHold): WalletEvent[] {
   const h = s.holds.get(c.holdId);
   invariant(h, `releasing unknown hold ${c.holdId}`);
   if (h.status !== 'held') return [];
@@ -227,10 +258,7 @@ export function releaseHold(s: WalletState, c: Target & { holdId: string; reason
  * A collection settled: the operator owes us `gross`; the merchant's available is credited with
  * gross − fee and platform:fees with the fee. The same credit id again: nothing.
  */
-export function creditCollection(
-  s: WalletState,
-  c: Target & { creditId: string; gross: Money; fee: Money; operatorCode: string; reference: MovementRef },
-): WalletEvent[] {
+function decideCreditCollection(s: WalletState, c: CreditCollection): WalletEvent[] {
   if (s.credits.has(c.creditId)) return [];
   invariant(c.gross > 0n && c.fee >= 0n && c.fee < c.gross, `credit of ${c.gross} with fee ${c.fee}`);
   const net = c.gross - c.fee;
@@ -247,3 +275,11 @@ export function creditCollection(
     },
   }];
 }
+
+// The decisions as functions of (state, command data), for callers that decide a wallet's effect
+// beside a payment's (payins, payouts, the ledger audit's specs): each is the decider's.
+export const topUp = (s: WalletState, c: TopUp) => walletDecider.decide({ type: 'TopUp', data: c }, s);
+export const hold = (s: WalletState, c: HoldFunds) => walletDecider.decide({ type: 'Hold', data: c }, s);
+export const postHold = (s: WalletState, c: PostHold) => walletDecider.decide({ type: 'PostHold', data: c }, s);
+export const releaseHold = (s: WalletState, c: ReleaseHold) => walletDecider.decide({ type: 'ReleaseHold', data: c }, s);
+export const creditCollection = (s: WalletState, c: CreditCollection) => walletDecider.decide({ type: 'CreditCollection', data: c }, s);

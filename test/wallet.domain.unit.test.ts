@@ -4,18 +4,27 @@ import t from 'tap';
 import * as W from '../domain/wallet.ts';
 import { fold } from '../domain/decider.ts';
 import { InvariantViolation } from '../domain/errors.ts';
-import { spec } from './helpers/spec.ts';
+import { deciderSpec } from './helpers/spec.ts';
 
 const m = '11111111-1111-4111-8111-111111111111';
 const at = '2026-06-01T10:00:00.000Z';
 const target = { merchantId: m, currency: 'XAF', at };
-const given = (events: W.WalletEvent[]) => spec(W.walletDecider).given(events);
+const given = (events: W.WalletEvent[]) => deciderSpec(W.walletDecider).given(events);
+const decide = (command: W.WalletCommand, s: W.WalletState) => W.walletDecider.decide(command, s);
+// The commands, as plain values.
+const topUp = (entryId: string, amount: bigint): W.WalletCommand => ({ type: 'TopUp', data: { ...target, entryId, amount } });
+const hold = (holdId: string, amount: bigint): W.WalletCommand => ({ type: 'Hold', data: { ...target, holdId, amount, reference: { type: 'payout', id: holdId } } });
+const post = (holdId: string, fee: bigint): W.WalletCommand => ({ type: 'PostHold', data: { ...target, holdId, fee, operatorCode: 'CM_MTN_MOMO' } });
+const release = (holdId: string, reason: string | null): W.WalletCommand => ({ type: 'ReleaseHold', data: { ...target, holdId, reason } });
+const credit = (creditId: string, gross: bigint, fee: bigint, operatorCode = 'CM_ORANGE_MOMO'): W.WalletCommand => ({
+  type: 'CreditCollection', data: { ...target, creditId, gross, fee, operatorCode, reference: { type: 'payin', id: creditId } },
+});
 const avail = W.accounts.available(m);
 const res = W.accounts.reserved(m);
 
-const toppedUp = W.topUp(W.walletDecider.initialState(), { ...target, entryId: 'e1', amount: 10_000n });
+const toppedUp = decide(topUp('e1', 10_000n), W.walletDecider.initialState());
 const afterTopUp = fold(W.walletDecider, toppedUp);
-const held = W.hold(afterTopUp, { ...target, holdId: 'p1', amount: 4000n, reference: { type: 'payout', id: 'p1' } });
+const held = decide(hold('p1', 4000n), afterTopUp);
 const afterHold = fold(W.walletDecider, held, afterTopUp);
 
 const sumOf = (s: W.WalletState) => Object.values(s.balances).reduce((a, b) => a + b, 0n);
@@ -29,7 +38,9 @@ t.test('a top-up credits available from platform funding', async (t) => {
     },
   }]);
   t.equal(W.available(afterTopUp), 10_000n);
-  given(toppedUp).when((s) => W.topUp(s, { ...target, entryId: 'e1', amount: 10_000n })).then(t, [], 'the same top-up again: nothing');
+  given(toppedUp).when(topUp('e1', 10_000n)).thenNothing(t, 'the same top-up again: nothing');
+  given([]).when(topUp('e2', 99n)).thenThrows(t, 'amount_out_of_range', 'below the per-transaction minimum');
+  given([]).when(topUp('e3', 1_000_001n)).thenThrows(t, 'amount_out_of_range', 'above the per-transaction maximum');
 });
 
 t.test('hold: available → reserved, or insufficient_balance', async (t) => {
@@ -40,18 +51,15 @@ t.test('hold: available → reserved, or insufficient_balance', async (t) => {
       postings: [{ account: avail, side: 'debit', amount: '4000' }, { account: res, side: 'credit', amount: '4000' }],
     },
   }]);
-  given(toppedUp).when((s) => W.hold(s, { ...target, holdId: 'p2', amount: 10_001n, reference: { type: 'payout', id: 'p2' } }))
-    .thenRefuses(t, 'insufficient_balance');
-  given([...toppedUp, ...held]).when((s) => W.hold(s, { ...target, holdId: 'p1', amount: 4000n, reference: { type: 'payout', id: 'p1' } }))
-    .then(t, [], 'the same hold again: nothing (no second reservation)');
-  given([...toppedUp, ...held]).when((s) => W.hold(s, { ...target, holdId: 'p3', amount: 6000n, reference: { type: 'payout', id: 'p3' } }))
+  given(toppedUp).when(hold('p2', 10_001n)).thenThrows(t, 'insufficient_balance');
+  given([...toppedUp, ...held]).when(hold('p1', 4000n)).thenNothing(t, 'the same hold again: nothing (no second reservation)');
+  given([...toppedUp, ...held]).when(hold('p3', 6000n))
     .thenMatch(t, [{ type: 'wallet.funds_held', data: { balances: { available: '0', reserved: '10000' } } }], 'exactly the balance is allowed');
-  given([]).when((s) => W.hold(s, { ...target, holdId: 'p4', amount: 100n, reference: { type: 'payout', id: 'p4' } }))
-    .thenRefuses(t, 'insufficient_balance', 'an empty wallet holds nothing');
+  given([]).when(hold('p4', 100n)).thenThrows(t, 'insufficient_balance', 'an empty wallet holds nothing');
 });
 
 t.test('post: reserved is debited to the operator and platform fees, once', async (t) => {
-  const posted = W.postHold(afterHold, { ...target, holdId: 'p1', fee: 40n, operatorCode: 'CM_MTN_MOMO' });
+  const posted = decide(post('p1', 40n), afterHold);
   t.match(posted, [{
     type: 'wallet.hold_posted',
     data: {
@@ -63,27 +71,22 @@ t.test('post: reserved is debited to the operator and platform fees, once', asyn
       ],
     },
   }]);
-  given([...toppedUp, ...held, ...posted]).when((s) => W.postHold(s, { ...target, holdId: 'p1', fee: 40n, operatorCode: 'CM_MTN_MOMO' }))
-    .then(t, [], 'posted again: nothing');
-  given([...toppedUp, ...held, ...posted]).when((s) => W.releaseHold(s, { ...target, holdId: 'p1', reason: 'late failure' }))
-    .then(t, [], 'a posted hold is never released');
+  given([...toppedUp, ...held, ...posted]).when(post('p1', 40n)).thenNothing(t, 'posted again: nothing');
+  given([...toppedUp, ...held, ...posted]).when(release('p1', 'late failure')).thenNothing(t, 'a posted hold is never released');
   const s = fold(W.walletDecider, [...toppedUp, ...held, ...posted]);
   t.equal(sumOf(s), 0n, 'the ledger sums to zero');
   t.equal(W.balanceOf(s, 'platform:fees'), 40n);
 });
 
 t.test('release: reserved → available, once', async (t) => {
-  const released = W.releaseHold(afterHold, { ...target, holdId: 'p1', reason: 'RECIPIENT_NOT_FOUND' });
+  const released = decide(release('p1', 'RECIPIENT_NOT_FOUND'), afterHold);
   t.match(released, [{ type: 'wallet.hold_released', data: { hold_id: 'p1', reason: 'RECIPIENT_NOT_FOUND', balances: { available: '10000', reserved: '0' } } }]);
-  given([...toppedUp, ...held, ...released]).when((s) => W.releaseHold(s, { ...target, holdId: 'p1', reason: 'again' })).then(t, [], 'released again: nothing');
-  given([...toppedUp, ...held, ...released]).when((s) => W.postHold(s, { ...target, holdId: 'p1', fee: 0n, operatorCode: 'CM_MTN_MOMO' }))
-    .then(t, [], 'a released hold is never posted');
+  given([...toppedUp, ...held, ...released]).when(release('p1', 'again')).thenNothing(t, 'released again: nothing');
+  given([...toppedUp, ...held, ...released]).when(post('p1', 0n)).thenNothing(t, 'a released hold is never posted');
 });
 
 t.test('credit: a settled collection credits net to available and the fee to the platform, once', async (t) => {
-  const credited = W.creditCollection(W.walletDecider.initialState(), {
-    ...target, creditId: 'in1', gross: 5000n, fee: 75n, operatorCode: 'CM_ORANGE_MOMO', reference: { type: 'payin', id: 'in1' },
-  });
+  const credited = decide(credit('in1', 5000n, 75n), W.walletDecider.initialState());
   t.match(credited, [{
     type: 'wallet.credited',
     data: {
@@ -95,12 +98,8 @@ t.test('credit: a settled collection credits net to available and the fee to the
       ],
     },
   }]);
-  given(credited).when((s) => W.creditCollection(s, {
-    ...target, creditId: 'in1', gross: 5000n, fee: 75n, operatorCode: 'CM_ORANGE_MOMO', reference: { type: 'payin', id: 'in1' },
-  })).then(t, [], 'the same credit again: nothing (a redelivery never credits twice)');
-  const zeroFee = W.creditCollection(W.walletDecider.initialState(), {
-    ...target, creditId: 'in2', gross: 500n, fee: 0n, operatorCode: 'CM_ORANGE_MOMO', reference: { type: 'payin', id: 'in2' },
-  });
+  given(credited).when(credit('in1', 5000n, 75n)).thenNothing(t, 'the same credit again: nothing (a redelivery never credits twice)');
+  const zeroFee = decide(credit('in2', 500n, 0n), W.walletDecider.initialState());
   t.equal(zeroFee[0]!.data.postings.length, 2, 'a zero fee is not posted');
 });
 
@@ -117,7 +116,13 @@ t.test('invariants: every event balances, merchant balances never go below zero'
     { account: avail, side: 'debit', amount: '20000' }, { account: res, side: 'credit', amount: '20000' },
   ] } } as W.WalletEvent;
   t.throws(() => fold(W.walletDecider, [...toppedUp, overdraw]), InvariantViolation, 'available below zero is refused loudly');
-  t.throws(() => W.postHold(afterTopUp, { ...target, holdId: 'nope', fee: 0n, operatorCode: 'CM_MTN_MOMO' }), InvariantViolation, 'posting an unknown hold');
+  given(toppedUp).when(post('nope', 0n)).thenThrows(t, InvariantViolation, 'posting an unknown hold');
+  given(toppedUp).when(release('nope', null)).thenThrows(t, InvariantViolation, 'releasing an unknown hold');
+  given([...toppedUp, ...held]).when(post('p1', 4001n)).thenThrows(t, InvariantViolation, 'a fee above the held amount');
+  given([]).when(credit('in3', 500n, 500n)).thenThrows(t, InvariantViolation, 'a fee that takes the whole credit');
+  const other = { ...target, merchantId: '22222222-2222-4222-8222-222222222222' };
+  given(toppedUp).when({ type: 'TopUp', data: { ...other, entryId: 'e9', amount: 100n } }).thenThrows(t, InvariantViolation, 'a wallet of another merchant');
+  given(toppedUp).when({ type: 'TopUp', data: { ...target, currency: 'XOF', entryId: 'e9', amount: 100n } }).thenThrows(t, InvariantViolation, 'a wallet in another currency');
 });
 
 t.test('a wallet with 100,000 credits folds in linear time, and evolving never changes an earlier state', async (t) => {
@@ -126,7 +131,7 @@ t.test('a wallet with 100,000 credits folds in linear time, and evolving never c
   const credits: W.WalletEvent[] = [];
   let s = W.walletDecider.initialState();
   for (let i = 0; i < 100_000; i++) {
-    const e = W.creditCollection(s, { ...target, creditId: `c${i}`, gross: 1000n, fee: 10n, operatorCode: 'CM_MTN_MOMO', reference: { type: 'payin', id: `c${i}` } });
+    const e = decide(credit(`c${i}`, 1000n, 10n, 'CM_MTN_MOMO'), s);
     credits.push(...e);
     s = e.reduce(W.walletDecider.evolve, s);
   }
@@ -135,9 +140,9 @@ t.test('a wallet with 100,000 credits folds in linear time, and evolving never c
   const ms = performance.now() - started;
   t.ok(ms < 20_000, `folded in ${Math.round(ms)} ms`);
   t.equal(W.available(folded), 99_000_000n);
-  t.same(W.creditCollection(folded, { ...target, creditId: 'c99999', gross: 1000n, fee: 10n, operatorCode: 'CM_MTN_MOMO', reference: { type: 'payin', id: 'c99999' } }), [], 'a credit id seen long ago: nothing');
+  t.same(decide(credit('c99999', 1000n, 10n, 'CM_MTN_MOMO'), folded), [], 'a credit id seen long ago: nothing');
   const before = afterHold;
-  const after = W.walletDecider.evolve(before, W.releaseHold(before, { ...target, holdId: 'p1', reason: null })[0]!);
+  const after = W.walletDecider.evolve(before, decide(release('p1', null), before)[0]!);
   t.equal(before.holds.get('p1')!.status, 'held', 'the earlier state still has its hold held');
   t.equal(after.holds.get('p1')!.status, 'released');
 });
