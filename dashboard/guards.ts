@@ -1,0 +1,44 @@
+// What every dashboard request passes before a page: security headers, the form rules for a POST,
+// and (past the public pages) a session with its CSRF token checked.
+import type { NextFunction, Request, Response } from 'express';
+import type { ApiServices } from '../api/services.ts';
+import { CSRF_FIELD, sameOrigin, tokensMatch } from './csrf.ts';
+import { currentSession } from './session.ts';
+import { BASE, page } from './pages/layout.ts';
+import { messagePage } from './pages/auth.ts';
+import { html } from './html.ts';
+import { field, locals, send } from './http.ts';
+
+export function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Content-Security-Policy',
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  // The invitation link carries its token in the query: never send it to another site as a referrer.
+  // (Not `no-referrer`: with it browsers send `Origin: null` on our own forms, which the origin check refuses.)
+  res.setHeader('Referrer-Policy', 'same-origin');
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+}
+
+// Forms only: urlencoded, small. A POST from another site is refused before anything else.
+export function formsOnly(req: Request, res: Response, next: NextFunction): void {
+  if (req.method !== 'POST') return next();
+  if (!sameOrigin(req)) return send(res, 403, messagePage('Refused', 'This form was sent from another site.'));
+  if (!req.is('application/x-www-form-urlencoded')) return send(res, 415, messagePage('Refused', 'Forms must be sent as application/x-www-form-urlencoded.'));
+  next();
+}
+
+/** Signed in from here on: the session goes on `res.locals`, and a POST must carry its CSRF token. */
+export const signedIn = (s: ApiServices) => async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  const session = await currentSession(s, req, locals(res).secure);
+  if (!session) {
+    if (req.method === 'GET' || req.method === 'HEAD') return res.redirect(303, `${BASE}/sign-in`);
+    return send(res, 403, messagePage('Session ended', 'Your session has ended. Sign in again.', { href: `${BASE}/sign-in`, label: 'Sign in' }));
+  }
+  locals(res).session = session;
+  if (req.method === 'POST' && !tokensMatch(session.csrfToken, field(req, CSRF_FIELD))) {
+    return send(res, 403, page(session, 'Refused', '', html`<p>This form could not be checked (it may be from an old page). Go back, reload and try again.</p>`));
+  }
+  next();
+};

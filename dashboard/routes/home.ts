@@ -1,0 +1,21 @@
+// Signed in: the home page (balances and the merchant's progress) and signing out.
+import type { Router } from 'express';
+import type { ApiServices } from '../../api/services.ts';
+import { endSession } from '../session.ts';
+import * as D from '../data.ts';
+import { BASE } from '../pages/layout.ts';
+import { homePage } from '../pages/home.ts';
+import { locals, requestId, send } from '../http.ts';
+
+export function addHomeRoutes(r: Router, s: ApiServices): void {
+  r.post('/sign-out', async (_req, res) => {
+    await endSession(s, res, locals(res).secure, locals(res).session);
+    res.redirect(303, `${BASE}/sign-in?done=signed_out`);
+  });
+
+  r.get('/', async (req, res) => {
+    const { session } = locals(res);
+    const [wallets, progress] = await Promise.all([D.walletsOf(s, session.merchantId, requestId(req)), D.progressOf(s, session.merchantId)]);
+    send(res, 200, homePage(session, { wallets, progress, apiBase: `${req.protocol}://${req.header('host') ?? ''}` }));
+  });
+}

@@ -1,0 +1,75 @@
+// Signed in: the merchant's API keys: the list, one key, and creating, rotating (after a
+// confirmation) and revoking (after a confirmation) one. A new secret is shown once, on the answer.
+import type { Request, Response, Router } from 'express';
+import type { ApiServices } from '../../api/services.ts';
+import { DomainError } from '../../domain/errors.ts';
+import * as D from '../data.ts';
+import * as A from '../actions.ts';
+import { BASE } from '../pages/layout.ts';
+import { keyPage, keysPage } from '../pages/keys.ts';
+import { confirmPage } from '../pages/confirm.ts';
+import { alreadyDonePage } from '../pages/already-done.ts';
+import { NONCE_FIELD, once } from '../form-once.ts';
+import { done, field, keepNonce, locals, nonce, requestId, send } from '../http.ts';
+
+async function keyOr404(s: ApiServices, req: Request, res: Response) {
+  const key = await D.keyOf(s, locals(res).session.merchantId, String(req.params.keyId));
+  if (!key) throw new DomainError('not_found', 'API key not found');
+  return key;
+}
+
+async function createKey(s: ApiServices, req: Request, res: Response): Promise<void> {
+  const { session } = locals(res);
+  const days = Number(field(req, 'expires_in_days') || '0');
+  if (!A.EXPIRY_CHOICES.some((e) => e.days === days)) throw new DomainError('bad_request', 'Choose an expiry from the list');
+  const created = await once(s, session, nonce(req), `${BASE}/keys`,
+    () => A.createKey(s, session, requestId(req), days),
+    (c) => ({ action: 'key_created', key_id: c.key.id, api_key: c.key.api_key }));
+  if (created.kind === 'repeat') return send(res, 409, alreadyDonePage(session, created.summary));
+  send(res, 201, keysPage(session, await D.keysOf(s, session.merchantId), { revealed: created.result }));
+}
+
+async function rotateKey(s: ApiServices, req: Request, res: Response): Promise<void> {
+  const { session } = locals(res);
+  const key = await keyOr404(s, req, res);
+  const grace = Number(field(req, 'grace_seconds') || '0');
+  if (!A.GRACE_CHOICES.some((g) => g.seconds === grace)) throw new DomainError('bad_request', 'Choose a grace period from the list');
+  if (field(req, 'confirmed') !== 'yes') {
+    const choice = A.GRACE_CHOICES.find((g) => g.seconds === grace)!.label.toLowerCase();
+    return send(res, 200, confirmPage(session, {
+      title: 'Rotate this key?', question: `A new secret is created for ${key.api_key}; the current secret stops working ${choice}.`,
+      action: `${BASE}/keys/${key.id}/rotate`, button: 'Rotate', fields: { grace_seconds: String(grace), [NONCE_FIELD]: keepNonce(req) }, back: `${BASE}/keys`,
+    }));
+  }
+  const rotated = await once(s, session, nonce(req), `${BASE}/keys/${key.id}/rotate`,
+    () => A.rotateKey(s, session, requestId(req), key.id, grace),
+    (r) => ({ action: 'key_rotated', key_id: r.key.id, api_key: r.key.api_key }));
+  if (rotated.kind === 'repeat') return send(res, 409, alreadyDonePage(session, rotated.summary));
+  send(res, 201, keysPage(session, await D.keysOf(s, session.merchantId), { revealed: { ...rotated.result, rotated: true } }));
+}
+
+async function revokeKey(s: ApiServices, req: Request, res: Response): Promise<void> {
+  const { session } = locals(res);
+  const key = await keyOr404(s, req, res);
+  if (field(req, 'confirmed') !== 'yes') {
+    return send(res, 200, confirmPage(session, {
+      title: 'Revoke this key?', question: `Every request made with ${key.api_key} is refused from now on. This cannot be undone.`,
+      action: `${BASE}/keys/${key.id}/revoke`, button: 'Revoke', fields: {}, back: `${BASE}/keys`,
+    }));
+  }
+  await A.revokeKey(s, session, requestId(req), key.id);
+  res.redirect(303, `${BASE}/keys?done=revoked`);
+}
+
+export function addKeyRoutes(r: Router, s: ApiServices): void {
+  r.get('/keys', async (req, res) => {
+    const { session } = locals(res);
+    send(res, 200, keysPage(session, await D.keysOf(s, session.merchantId), { info: done(req) }));
+  });
+  r.post('/keys', (req, res) => createKey(s, req, res));
+  r.get('/keys/:keyId', async (req, res) => {
+    send(res, 200, keyPage(locals(res).session, await keyOr404(s, req, res)));
+  });
+  r.post('/keys/:keyId/rotate', (req, res) => rotateKey(s, req, res));
+  r.post('/keys/:keyId/revoke', (req, res) => revokeKey(s, req, res));
+}

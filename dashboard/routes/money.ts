@@ -1,0 +1,45 @@
+// Signed in: the merchant's payins, payouts and transfers: each kind's list (filtered by status,
+// creation day and search) and one item with its history and webhook events.
+import type { Router } from 'express';
+import type { ApiServices } from '../../api/services.ts';
+import { DomainError } from '../../domain/errors.ts';
+import * as D from '../data.ts';
+import { listPage } from '../pages/money.ts';
+import { detailPage } from '../pages/detail.ts';
+import { locals, query, requestId, send } from '../http.ts';
+
+/** YYYY-MM-DD from a date input as an inclusive bound (start or end of that UTC day). */
+function dayBound(v: string | undefined, end: boolean): string | undefined | null {
+  if (v === undefined) return undefined;
+  if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))) return null;
+  return end ? `${v}T23:59:59.999Z` : `${v}T00:00:00.000Z`;
+}
+
+export function addMoneyRoutes(r: Router, s: ApiServices): void {
+  for (const kind of ['payins', 'payouts', 'transfers'] as const) {
+    r.get(`/${kind}`, async (req, res) => {
+      const { session } = locals(res);
+      const form = { status: query(req, 'status'), from: query(req, 'from'), to: query(req, 'to'), q: query(req, 'q')?.trim().slice(0, 200) };
+      const from = dayBound(form.from, false);
+      const to = dayBound(form.to, true);
+      const status = form.status && D.KINDS[kind].statuses.includes(form.status) ? form.status : undefined;
+      if (from === null || to === null) {
+        return send(res, 400, listPage(session, kind, [], null, form, 'Dates must be written YYYY-MM-DD.'));
+      }
+      const list = await D.listOf(s, session.merchantId, kind, { status, createdFrom: from, createdTo: to, search: form.q || undefined, cursor: query(req, 'cursor') });
+      send(res, 200, listPage(session, kind, list.data, list.next_cursor, { ...form, status }));
+    });
+
+    r.get(`/${kind}/:id`, async (req, res) => {
+      const { session } = locals(res);
+      const id = String(req.params.id);
+      const item = await D.readResource(s, session.merchantId, requestId(req), kind, id);
+      if (!item) throw new DomainError('not_found', `${D.KINDS[kind].singular} not found`);
+      const [history, hooks] = await Promise.all([
+        D.historyOf(s, session.merchantId, requestId(req), kind, id),
+        D.eventsOf(s, session.merchantId, { resourceId: id, limit: 50 }),
+      ]);
+      send(res, 200, detailPage(session, kind, item, history, hooks.data));
+    });
+  }
+}

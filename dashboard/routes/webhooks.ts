@@ -1,0 +1,61 @@
+// Signed in: the merchant's webhook: its URL (setting it shows the signing secret once), rotating
+// the signing secret (after a confirmation), and sending a test event.
+import type { Request, Response, Router } from 'express';
+import type { ApiServices } from '../../api/services.ts';
+import { DomainError } from '../../domain/errors.ts';
+import * as D from '../data.ts';
+import * as A from '../actions.ts';
+import { BASE } from '../pages/layout.ts';
+import { webhooksPage } from '../pages/webhooks.ts';
+import { confirmPage } from '../pages/confirm.ts';
+import { alreadyDonePage } from '../pages/already-done.ts';
+import { NONCE_FIELD, once } from '../form-once.ts';
+import { done, field, keepNonce, locals, nonce, requestId, send } from '../http.ts';
+
+/** The webhooks page: the URL and the ten latest events, with what the form just did. */
+async function webhooks(s: ApiServices, req: Request, res: Response, status: number, extra: { secret?: string; error?: string; typedUrl?: string } = {}) {
+  const { session } = locals(res);
+  const [url, recent] = await Promise.all([D.webhookUrlOf(s, session.merchantId), D.eventsOf(s, session.merchantId, { limit: 10 })]);
+  send(res, status, webhooksPage(session, { url, recent: recent.data, info: done(req), ...extra }));
+}
+
+async function setUrl(s: ApiServices, req: Request, res: Response): Promise<void> {
+  const { session } = locals(res);
+  const url = field(req, 'url').trim();
+  try {
+    if (url === '' || url.length > 2000) throw new DomainError('bad_request', 'Enter a URL of at most 2000 characters');
+    const r2 = await once(s, session, nonce(req), `${BASE}/webhooks`,
+      () => A.setWebhookUrl(s, session, requestId(req), url), () => ({ action: 'webhook_set' }));
+    if (r2.kind === 'repeat') return send(res, 409, alreadyDonePage(session, r2.summary));
+    await webhooks(s, req, res, 200, { secret: r2.result.signingSecret });
+  } catch (err) {
+    if (!(err instanceof DomainError) || err.code !== 'bad_request') throw err;
+    await webhooks(s, req, res, 400, { error: err.message, typedUrl: url.slice(0, 2000) });
+  }
+}
+
+async function rotateSecret(s: ApiServices, req: Request, res: Response): Promise<void> {
+  const { session } = locals(res);
+  if (field(req, 'confirmed') !== 'yes') {
+    return send(res, 200, confirmPage(session, {
+      title: 'Rotate the signing secret?', question: 'A new signing secret is created; the current one stops signing at once.',
+      action: `${BASE}/webhooks/rotate-secret`, button: 'Rotate signing secret', fields: { [NONCE_FIELD]: keepNonce(req) }, back: `${BASE}/webhooks`,
+    }));
+  }
+  const r2 = await once(s, session, nonce(req), `${BASE}/webhooks/rotate-secret`,
+    () => A.rotateWebhookSecret(s, session, requestId(req)), () => ({ action: 'webhook_secret_rotated' }));
+  if (r2.kind === 'repeat') return send(res, 409, alreadyDonePage(session, r2.summary));
+  await webhooks(s, req, res, 200, { secret: r2.result.signingSecret });
+}
+
+export function addWebhookRoutes(r: Router, s: ApiServices): void {
+  r.get('/webhooks', (req, res) => webhooks(s, req, res, 200));
+  r.post('/webhooks', (req, res) => setUrl(s, req, res));
+  r.post('/webhooks/rotate-secret', (req, res) => rotateSecret(s, req, res));
+  r.post('/webhooks/test', async (req, res) => {
+    const { session } = locals(res);
+    const sent = await once(s, session, nonce(req), `${BASE}/webhooks/test`,
+      (testId) => A.sendTestEvent(s, session, requestId(req), testId), (testId) => ({ action: 'test_sent', test_id: testId }));
+    res.redirect(303, `${BASE}/webhooks?done=${sent.kind === 'first' ? 'test_sent' : 'test_sent_before'}`);
+  });
+}
