@@ -2,9 +2,8 @@
 // customer named in a body. Read from the event store (not read models), so a decision never sees
 // a lagging projection; inside `transact`, the merchant is held unchanged until the commit.
 import type { Services } from './services.ts';
-import { customerDecider } from '../domain/customer.ts';
-import { merchantDecider, type MerchantState } from '../domain/merchant.ts';
-import { DomainError } from '../domain/errors.ts';
+import { customerDecider, requireNamedCustomer } from '../domain/customer.ts';
+import { merchantDecider, requireMerchant, type MerchantState } from '../domain/merchant.ts';
 import { streams } from './streams.ts';
 import type { AttemptLoader } from './aggregates.ts';
 
@@ -14,9 +13,7 @@ import type { AttemptLoader } from './aggregates.ts';
  */
 export async function requireCustomer(s: Services, merchantId: string, customerId: string): Promise<void> {
   const { state } = await s.aggregates.peek(streams.customer(customerId), customerDecider);
-  if (!state.exists || state.merchantId !== merchantId) {
-    throw new DomainError('customer_not_found', 'Customer not found', [{ field: 'customer_id', message: 'no such customer for this merchant' }]);
-  }
+  requireNamedCustomer(state, merchantId);
 }
 
 /**
@@ -25,12 +22,12 @@ export async function requireCustomer(s: Services, merchantId: string, customerI
  */
 export async function readMerchant(tx: AttemptLoader, merchantId: string): Promise<MerchantState> {
   const { state } = await tx.read(streams.merchant(merchantId), merchantDecider);
-  if (!state.exists) throw new DomainError('not_found', 'Merchant not found');
+  requireMerchant(state);
   return state;
 }
 
 export async function loadMerchant(s: Services, merchantId: string): Promise<MerchantState> {
   const { state } = await s.aggregates.load(streams.merchant(merchantId), merchantDecider);
-  if (!state.exists) throw new DomainError('not_found', 'Merchant not found');
+  requireMerchant(state);
   return state;
 }

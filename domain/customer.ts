@@ -115,6 +115,16 @@ export const customerDecider = {
 
 // ---- decisions (pure; the id and the time arrive in the command) ----
 
+/**
+ * The customer a money command names in its `customer_id`: another merchant's customer gets the
+ * same answer as no customer at all.
+ */
+export function requireNamedCustomer(s: CustomerState, merchantId: string): void {
+  if (!s.exists || s.merchantId !== merchantId) {
+    throw new DomainError('customer_not_found', 'Customer not found', [{ field: 'customer_id', message: 'no such customer for this merchant' }]);
+  }
+}
+
 export interface CreateCustomer {
   customerId: string;
   merchantId: string;

@@ -179,7 +179,7 @@ export interface SubmitKyc {
   at: string;
 }
 
-export interface RecordDocumentCheck {
+interface RecordDocumentCheck {
   submissionId: string;
   documentId: string;
   /** The outcome of fetching each of the document's files (the worker's I/O). */
@@ -187,7 +187,7 @@ export interface RecordDocumentCheck {
   at: string;
 }
 
-export interface CompleteReview {
+interface CompleteReview {
   submissionId: string;
   at: string;
 }

@@ -184,18 +184,19 @@ export function createMerchant(s: MerchantState, c: CreateMerchant): MerchantEve
   return [{ type: 'merchant.created', data: { merchant_id: c.merchantId, name: c.name, routing: DEFAULT_ROUTING, pricing: DEFAULT_PRICING, at: c.at } }];
 }
 
-function mustExist(s: MerchantState): void {
+/** Every command but the creation needs the merchant (and so does a decision that reads it). */
+export function requireMerchant(s: MerchantState): void {
   if (!s.exists) refuse('not_found', 'Merchant not found');
 }
 
 function setStatus(s: MerchantState, c: { status: MerchantStatus; at: string }): MerchantEvent[] {
-  mustExist(s);
+  requireMerchant(s);
   if (s.status === c.status) return [];
   return [{ type: 'merchant.status_changed', data: { status: c.status, at: c.at } }];
 }
 
 function createApiKey(s: MerchantState, c: CreateApiKey): MerchantEvent[] {
-  mustExist(s);
+  requireMerchant(s);
   if (c.expiresAt !== null && Date.parse(c.expiresAt) <= Date.parse(c.at)) {
     refuse('bad_request', 'expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }]);
   }
@@ -203,7 +204,7 @@ function createApiKey(s: MerchantState, c: CreateApiKey): MerchantEvent[] {
 }
 
 function rotateApiKey(s: MerchantState, c: RotateApiKey): MerchantEvent[] {
-  mustExist(s);
+  requireMerchant(s);
   const key = s.keys[c.keyId];
   if (!key) refuse('not_found', 'API key not found');
   if (key!.status === 'revoked') refuse('bad_request', 'A revoked key cannot be rotated');
@@ -215,7 +216,7 @@ function rotateApiKey(s: MerchantState, c: RotateApiKey): MerchantEvent[] {
 }
 
 function revokeApiKey(s: MerchantState, c: { keyId: string; at: string }): MerchantEvent[] {
-  mustExist(s);
+  requireMerchant(s);
   const key = s.keys[c.keyId];
   if (!key) refuse('not_found', 'API key not found');
   if (key!.status === 'revoked') return [];
@@ -223,12 +224,12 @@ function revokeApiKey(s: MerchantState, c: { keyId: string; at: string }): Merch
 }
 
 function configureWebhook(s: MerchantState, c: ConfigureWebhook): MerchantEvent[] {
-  mustExist(s);
+  requireMerchant(s);
   return [{ type: 'merchant.webhook_configured', data: { url: c.url, signing_secret_sealed: c.sealedSecret, at: c.at } }];
 }
 
 function setRouting(s: MerchantState, c: { routing: Partial<Routing>; at: string }): MerchantEvent[] {
-  mustExist(s);
+  requireMerchant(s);
   const routing: Routing = { ...s.routing, ...c.routing };
   const details = [
     ...unknownCodes('payin_operators', routing.payin_operators, OPERATOR_CODES),
@@ -257,7 +258,7 @@ function unknownCodes(field: string, values: string[], known: readonly string[])
 }
 
 export function setPricing(s: MerchantState, c: { pricing: Partial<Pricing>; at: string }): MerchantEvent[] {
-  mustExist(s);
+  requireMerchant(s);
   // Every quote computes its fee from these rules: a rule it could not use is refused here.
   const details: ErrorDetail[] = [];
   for (const flow of ['payin', 'payout', 'transfer'] as const) {

@@ -2,9 +2,9 @@
 // events (or this refusal).
 import t, { type Test } from 'tap';
 import { fold } from '../domain/decider.ts';
-import { InvariantViolation } from '../domain/errors.ts';
+import { DomainError, InvariantViolation } from '../domain/errors.ts';
 import {
-  customerDecider, type CreateCustomer, type CustomerCommand, type CustomerEvent, type CustomerState,
+  customerDecider, requireNamedCustomer, type CreateCustomer, type CustomerCommand, type CustomerEvent, type CustomerState,
 } from '../domain/customer.ts';
 import { deciderSpec } from './helpers/spec.ts';
 
@@ -113,4 +113,18 @@ t.test('evolve: a created customer has not started KYC', async (t) => {
   t.match(s, { exists: true, id: CUSTOMER, merchantId: MERCHANT, customerType: 'individual', kycStatus: 'not_started', createdAt: AT, updatedAt: AT });
   t.same(s.profile, { first_name: 'Awa', last_name: 'Diop' });
   t.equal(given([]).exists, false);
+});
+
+t.test('a customer named by a money command: another merchant\'s is no customer (customer_not_found naming customer_id)', async (t) => {
+  t.doesNotThrow(() => requireNamedCustomer(given([created]), MERCHANT));
+  for (const [history, merchantId] of [[[created], OTHER_MERCHANT], [[], MERCHANT]] as const) {
+    try {
+      requireNamedCustomer(given([...history]), merchantId);
+      t.fail('expected customer_not_found');
+    } catch (err) {
+      t.ok(err instanceof DomainError, 'a DomainError');
+      t.equal((err as DomainError).code, 'customer_not_found');
+      t.same((err as DomainError).details?.map((d) => d.field), ['customer_id']);
+    }
+  }
 });

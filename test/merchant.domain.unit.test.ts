@@ -3,7 +3,7 @@
 import t from 'tap';
 import { fold } from '../domain/decider.ts';
 import {
-  DEFAULT_PRICING, DEFAULT_ROUTING, merchantDecider, type MerchantCommand, type MerchantEvent,
+  DEFAULT_PRICING, DEFAULT_ROUTING, merchantDecider, requireMerchant, type MerchantCommand, type MerchantEvent,
 } from '../domain/merchant.ts';
 import { deciderSpec } from './helpers/spec.ts';
 
@@ -46,6 +46,8 @@ t.test('given no merchant, every other command is refused with not_found', async
     { type: 'SetPricing', data: { pricing: {}, at: AT } },
   ];
   for (const c of commands) merchants.given([]).when(c).thenThrows(t, 'not_found', c.type);
+  t.throws(() => requireMerchant(fold(merchantDecider, [])), { code: 'not_found' }, 'nor may a decision read a merchant that does not exist');
+  t.doesNotThrow(() => requireMerchant(fold(merchantDecider, [created])));
 });
 
 t.test('status: a change is recorded; the status it already has records nothing', async (t) => {
