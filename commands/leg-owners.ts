@@ -6,7 +6,7 @@ import { recordPayinSubmission, settlePayin } from './payins.ts';
 import { recordPayoutSubmission, settlePayout } from './payouts.ts';
 import { streams } from './streams.ts';
 import type { LegOwner } from './legs.ts';
-import { transferLegOwner } from './transfers.ts';
+import { transferLegOwner } from './transfer-legs.ts';
 
 /** A payin's collection: reference = payin id; the payer is collected send_amount. */
 export const payinLegOwner: LegOwner = {

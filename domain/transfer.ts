@@ -1,9 +1,14 @@
 // The two-leg transfer: collect from the payer, then disburse to the recipient (CONTRACT.md §4, §5).
-// Pure: time, ids and provider outcomes arrive in the commands. Wallet effects are decided by the
-// wallet aggregate; the command layer appends both atomically.
-import { refuse, invariant } from './errors.ts';
-import { unreachable, type DomainEvent } from './decider.ts';
-import type { RailParty, Recipient } from './payment.ts';
+// Pure: time, ids, provider outcomes, the quote and the customer's KYC status arrive in the commands.
+// Wallet effects are decided by the wallet aggregate (domain/transfer-wallets.ts says which); the
+// command layer appends both atomically.
+import { DomainError, refuse, invariant } from './errors.ts';
+import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
+import { operator } from './catalogue.ts';
+import { requireKycFor, type KycStatus } from './kyc.ts';
+import { checkAmountRange, parseAmount } from './money.ts';
+import { checkParty, type RailParty, type Recipient } from './payment.ts';
+import type { QuoteCreated, QuoteState } from './quote.ts';
 
 export type TransferStatus = 'pending' | 'collecting' | 'disbursing' | 'completed' | 'failed';
 export type LegStatus = 'not_started' | 'pending' | 'completed' | 'failed';
@@ -79,6 +84,64 @@ export type TransferEvent =
   | DomainEvent<'transfer.completed', { at: string }>
   | DomainEvent<'transfer.failed', { reason: string; at: string }>;
 
+/**
+ * The KYC gate's facts (routing `kyc_required_operators`): the merchant's list, and the customer's
+ * KYC status, read when the recipient's operator is on the list (null: not read, no gate).
+ */
+export interface KycGate {
+  requiredOperators: readonly string[];
+  customerStatus: KycStatus | null;
+}
+
+export interface CreateTransfer {
+  transferId: string;
+  merchantId: string;
+  customerId: string;
+  quoteId: string;
+  /** The transfer quote being consumed (its transfer fields are set). */
+  quote: QuoteCreated;
+  payer: RailParty;
+  recipient: Recipient;
+  /** Whether the merchant sent an OTP (the OTP itself is sealed by the command layer, never decided on). */
+  otpSupplied: boolean;
+  kyc: KycGate;
+  paymentReasonCode: string | null;
+  senderSourceOfFunds: string | null;
+  senderOccupation: string | null;
+  metadata: Record<string, string>;
+  at: string;
+}
+
+/** A leg's outcome from the provider gateway. */
+interface LegSettlement {
+  outcome: 'completed' | 'failed';
+  providerReference: string | null;
+  reason?: string;
+  at: string;
+}
+
+export interface RelaunchPayout {
+  /** The merchant asking: another merchant's transfer is not found. */
+  merchantId: string;
+  /** A new amount, as the request sent it (a decimal string); absent: the previous attempt's. */
+  payoutAmount?: string;
+  /** A new recipient; absent: the previous attempt's. */
+  recipient?: Recipient;
+  /** The request's idempotency claim id: a retry of a relaunch that was appended decides nothing. */
+  relaunchId?: string;
+  at: string;
+}
+
+/** What may be asked of a transfer, each a plain value. */
+export type TransferCommand =
+  | { type: 'CreateTransfer'; data: CreateTransfer }
+  | { type: 'StartCollection'; data: { at: string } }
+  | { type: 'RecordCollectionSubmission'; data: { providerReference: string; at: string } }
+  | { type: 'SettleCollection'; data: LegSettlement }
+  | { type: 'RecordPayoutSubmission'; data: { attempt: number; providerReference: string; at: string } }
+  | { type: 'SettlePayout'; data: LegSettlement & { attempt: number } }
+  | { type: 'RelaunchPayout'; data: RelaunchPayout };
+
 export interface TransferState {
   exists: boolean;
   created: TransferCreated | null;
@@ -112,7 +175,7 @@ function patchAttempt(s: TransferState, attempt: number, patch: Partial<PayoutAt
   return s.attempts.map((a) => (a.attempt === attempt ? { ...a, ...patch } : a));
 }
 
-export const transferDecider = {
+export const transferDecider: CommandDecider<TransferState, TransferEvent, TransferCommand> = {
   initialState: (): TransferState => ({
     exists: false, created: null, status: 'pending', payin_status: 'not_started', payout_status: 'not_started',
     collection: { leg_reference: null, provider_reference: null, started_at: null, completed_at: null, failed_at: null, failure_reason: null },
@@ -172,19 +235,90 @@ export const transferDecider = {
         return unreachable(e);
     }
   },
+  decide(command: TransferCommand, s: TransferState): TransferEvent[] {
+    switch (command.type) {
+      case 'CreateTransfer':
+        return create(s, command.data);
+      case 'StartCollection':
+        return startCollection(s, command.data);
+      case 'RecordCollectionSubmission':
+        return collectionSubmitted(s, command.data);
+      case 'SettleCollection':
+        return collectionSettled(s, command.data);
+      case 'RecordPayoutSubmission':
+        return payoutSubmitted(s, command.data);
+      case 'SettlePayout':
+        return payoutSettled(s, command.data);
+      case 'RelaunchPayout':
+        return relaunchPayout(s, command.data);
+      default:
+        return unreachable(command);
+    }
+  },
 };
 
 export const currentAttempt = (s: TransferState): PayoutAttempt | undefined => s.attempts[s.attempts.length - 1];
 
 // ---- decisions ----
 
-export function create(s: TransferState, c: TransferCreated): TransferEvent[] {
+/**
+ * The merchant's transfer quote, as a create reads it before deciding (to know which wallet holds
+ * the payout): another merchant's or none → quote_not_found, another flow's → quote_mismatch, the
+ * answers consuming it gives.
+ */
+export function transferQuote(s: QuoteState, merchantId: string): QuoteCreated {
+  if (!s.exists || s.quote!.merchant_id !== merchantId) {
+    throw new DomainError('quote_not_found', 'Quote not found', [{ field: 'quote_id', message: 'no such quote for this merchant' }]);
+  }
+  if (s.quote!.flow_type !== 'transfer') {
+    throw new DomainError('quote_mismatch', `This is a ${s.quote!.flow_type} quote, not a transfer quote`, [{ field: 'quote_id', message: 'must be a transfer quote' }]);
+  }
+  return s.quote!;
+}
+
+/** What a party must match: the quoted operator's country, code and rail. */
+const partyOf = (operatorCode: string) => {
+  const o = operator(operatorCode)!;
+  return { country_code: o.country, operator_code: o.code, rail_type: o.railType };
+};
+
+/**
+ * The parties are checked against the quote and normalised, the KYC gate passed, and an OTP present
+ * when the payer's operator requires one; the quote itself is consumed by the quote aggregate.
+ */
+function create(s: TransferState, c: CreateTransfer): TransferEvent[] {
   if (s.exists) return []; // the same create retried under its idempotency key
-  return [{ type: 'transfer.created', data: c }];
+  const q = c.quote;
+  const payer = checkParty(c.payer, partyOf(q.payer_operator_code!), 'payer');
+  const recipient = checkParty(c.recipient, partyOf(q.recipient_operator_code!), 'recipient');
+  // The disbursing operator may require the customer's KYC verified (routing kyc_required_operators).
+  passKycGate(c.kyc, q.recipient_operator_code!);
+  const otpRequired = operator(q.payer_operator_code!)!.requiresOtp;
+  if (otpRequired && !c.otpSupplied) {
+    throw new DomainError('otp_required', `${q.payer_operator_code} requires a one-time password to collect`, [{ field: 'otp', message: 'is required for this operator' }]);
+  }
+  return [{
+    type: 'transfer.created',
+    data: {
+      transfer_id: c.transferId, merchant_id: c.merchantId, customer_id: c.customerId, quote_id: c.quoteId,
+      payin_amount: q.payin_amount!, payin_currency: q.payin_currency!, payout_amount: q.payout_amount!, payout_currency: q.payout_currency!,
+      total_fee: q.total_fee, corridor_code: q.corridor_code!, corridor_type: q.corridor_type!,
+      payer_operator_code: q.payer_operator_code!, recipient_operator_code: q.recipient_operator_code!,
+      payer, recipient, pricing: q.pricing as unknown as Record<string, unknown>, wallet_impact: q.wallet_impact,
+      payment_reason_code: c.paymentReasonCode, sender_source_of_funds: c.senderSourceOfFunds, sender_occupation: c.senderOccupation,
+      metadata: c.metadata, otp_required: otpRequired, otp_supplied: c.otpSupplied, at: c.at,
+    },
+  }];
+}
+
+function passKycGate(gate: KycGate, operatorCode: string): void {
+  if (!gate.requiredOperators.includes(operatorCode)) return;
+  invariant(gate.customerStatus !== null, `the KYC gate of ${operatorCode} needs the customer's KYC status`);
+  requireKycFor({ kycRequiredOperators: gate.requiredOperators, operatorCode, kycStatus: gate.customerStatus });
 }
 
 /** The saga starts the collection once; a redelivered trigger decides nothing. */
-export function startCollection(s: TransferState, c: { at: string }): TransferEvent[] {
+function startCollection(s: TransferState, c: { at: string }): TransferEvent[] {
   invariant(s.exists, 'collection for a transfer that does not exist');
   if (s.payin_status !== 'not_started') return [];
   const t = s.created!;
@@ -197,16 +331,13 @@ export function startCollection(s: TransferState, c: { at: string }): TransferEv
   }];
 }
 
-export function collectionSubmitted(s: TransferState, c: { providerReference: string; at: string }): TransferEvent[] {
+function collectionSubmitted(s: TransferState, c: { providerReference: string; at: string }): TransferEvent[] {
   if (s.payin_status !== 'pending' || s.collection.provider_reference === c.providerReference) return [];
   return [{ type: 'transfer.collection_submitted', data: { provider_reference: c.providerReference, at: c.at } }];
 }
 
 /** Collection outcome. Completed: the disbursement starts in the same decision (attempt 1). */
-export function collectionSettled(
-  s: TransferState,
-  c: { outcome: 'completed' | 'failed'; providerReference: string | null; reason?: string; at: string },
-): TransferEvent[] {
+function collectionSettled(s: TransferState, c: LegSettlement): TransferEvent[] {
   if (s.payin_status !== 'pending') return []; // already settled: a replayed outcome changes nothing
   if (c.outcome === 'completed') {
     const t = s.created!;
@@ -222,17 +353,14 @@ export function collectionSettled(
   ];
 }
 
-export function payoutSubmitted(s: TransferState, c: { attempt: number; providerReference: string; at: string }): TransferEvent[] {
+function payoutSubmitted(s: TransferState, c: { attempt: number; providerReference: string; at: string }): TransferEvent[] {
   const a = s.attempts.find((x) => x.attempt === c.attempt);
   if (!a || a.status !== 'pending' || a.provider_reference === c.providerReference) return [];
   return [{ type: 'transfer.payout.submitted', data: { attempt: c.attempt, provider_reference: c.providerReference, at: c.at } }];
 }
 
 /** Disbursement outcome for one attempt; an outcome for an older or settled attempt changes nothing. */
-export function payoutSettled(
-  s: TransferState,
-  c: { attempt: number; outcome: 'completed' | 'failed'; providerReference: string | null; reason?: string; at: string },
-): TransferEvent[] {
+function payoutSettled(s: TransferState, c: LegSettlement & { attempt: number }): TransferEvent[] {
   const a = currentAttempt(s);
   if (!a || a.attempt !== c.attempt || a.status !== 'pending') return [];
   if (c.outcome === 'completed') {
@@ -248,12 +376,20 @@ export function payoutSettled(
   ];
 }
 
-/** Relaunch a failed disbursement (CONTRACT.md §5): never collects again. */
-export function relaunchPayout(
-  s: TransferState,
-  c: { payoutAmount?: string; recipient?: Recipient; at: string; relaunchId?: string },
-): TransferEvent[] {
-  if (!s.exists) refuse('not_found', 'Transfer not found');
+/**
+ * Relaunch a failed disbursement (CONTRACT.md §5): never collects again. A new amount is within the
+ * limits, a new recipient matches the quoted operator.
+ */
+function relaunchPayout(s: TransferState, c: RelaunchPayout): TransferEvent[] {
+  if (!s.exists || s.created!.merchant_id !== c.merchantId) refuse('not_found', 'Transfer not found');
+  const t = s.created!;
+  let amount: string | undefined;
+  if (c.payoutAmount !== undefined) {
+    const parsed = parseAmount(c.payoutAmount, 'payout_amount');
+    checkAmountRange(parsed, 'payout_amount');
+    amount = parsed.toString();
+  }
+  const recipient = c.recipient === undefined ? undefined : checkParty(c.recipient, partyOf(t.recipient_operator_code), 'recipient');
   // The same request again (a retry after the process died before answering): already done.
   if (c.relaunchId !== undefined && s.attempts.some((a) => a.relaunch_id === c.relaunchId)) return [];
   if (!(s.status === 'failed' && s.payin_status === 'completed' && s.payout_status === 'failed')) {
@@ -264,8 +400,8 @@ export function relaunchPayout(
   return [{
     type: 'transfer.payout.started',
     data: {
-      attempt, leg_reference: payoutReference(s.created!.transfer_id, attempt),
-      amount: c.payoutAmount ?? last.amount, currency: s.created!.payout_currency, recipient: c.recipient ?? last.recipient, at: c.at,
+      attempt, leg_reference: payoutReference(t.transfer_id, attempt),
+      amount: amount ?? last.amount, currency: t.payout_currency, recipient: recipient ?? last.recipient, at: c.at,
       ...(c.relaunchId !== undefined ? { relaunch_id: c.relaunchId } : {}),
     },
   }];

@@ -1,7 +1,12 @@
-// The transfer aggregate, as given/when/then specifications.
+// The transfer aggregate, as given/when/then specifications: given its events, when a command (a
+// plain value), then the events it decides or the error that refuses it.
 import t from 'tap';
 import * as T from '../domain/transfer.ts';
-import { spec } from './helpers/spec.ts';
+import { walletCommands } from '../domain/transfer-wallets.ts';
+import type { QuoteCreated, QuotePricing, QuoteState } from '../domain/quote.ts';
+import type { WalletImpact } from '../domain/payment.ts';
+import { InvariantViolation } from '../domain/errors.ts';
+import { deciderSpec } from './helpers/spec.ts';
 
 const at = '2026-06-01T10:00:00.000Z';
 const id = '11111111-1111-4111-8111-111111111111';
@@ -14,7 +19,7 @@ const created: T.TransferCreated = {
   pricing: {}, wallet_impact: null, payment_reason_code: null, sender_source_of_funds: null, sender_occupation: null, metadata: {}, otp_required: false, at,
 };
 const ev = <K extends T.TransferEvent['type']>(type: K, data: Extract<T.TransferEvent, { type: K }>['data']) => ({ type, data }) as T.TransferEvent;
-const given = (events: T.TransferEvent[]) => spec(T.transferDecider).given(events);
+const given = (events: T.TransferEvent[]) => deciderSpec(T.transferDecider).given(events);
 
 const createdE = ev('transfer.created', created);
 const collecting = ev('transfer.collection_started', { leg_reference: T.collectionReference(id), operator_code: 'CM_MTN_MOMO', phone: '+237670000001', amount: '10204', currency: 'XAF', otp: false, at });
@@ -23,35 +28,107 @@ const payout1 = ev('transfer.payout.started', { attempt: 1, leg_reference: T.pay
 const payout1Failed = ev('transfer.payout.failed', { attempt: 1, reason: 'RECIPIENT_NOT_FOUND', at });
 const failed = ev('transfer.failed', { reason: 'RECIPIENT_NOT_FOUND', at });
 
+// The transfer quote `created` was made from, and the command that creates it.
+const quote: QuoteCreated = {
+  quote_id: 'q', merchant_id: 'm', customer_id: null, flow_type: 'transfer', send_amount: '10204', send_currency: 'XAF',
+  receive_amount: '10000', receive_currency: 'XOF', total_fee: '204', country_code: 'CM', operator_code: 'CM_MTN_MOMO', rail_type: 'mobile_money',
+  corridor_code: 'CM-SN-XAF-XOF', corridor_type: 'cross_border', payer_operator_code: 'CM_MTN_MOMO', recipient_operator_code: 'SN_WAVE_MOMO',
+  payin_amount: '10204', payin_currency: 'XAF', payout_amount: '10000', payout_currency: 'XOF',
+  pricing: {} as QuotePricing, wallet_impact: null as unknown as WalletImpact, expires_at: '2026-06-01T10:15:00.000Z', at,
+};
+const noGate: T.KycGate = { requiredOperators: [], customerStatus: null };
+const create = (data: Partial<T.CreateTransfer> = {}): T.TransferCommand => ({
+  type: 'CreateTransfer',
+  data: {
+    transferId: id, merchantId: 'm', customerId: 'c', quoteId: 'q', quote, payer: created.payer, recipient: created.recipient,
+    otpSupplied: false, kyc: noGate, paymentReasonCode: null, senderSourceOfFunds: null, senderOccupation: null, metadata: {}, at, ...data,
+  },
+});
+const startCollection: T.TransferCommand = { type: 'StartCollection', data: { at } };
+const relaunch = (data: Partial<T.RelaunchPayout> = {}): T.TransferCommand => ({ type: 'RelaunchPayout', data: { merchantId: 'm', at, ...data } });
+
 t.test('create → pending, both legs not started', async (t) => {
   const s = given([createdE]).state;
   t.match(s, { status: 'pending', payin_status: 'not_started', payout_status: 'not_started' });
-  given([createdE]).when((s) => T.create(s, created)).then(t, [], 'a retried create decides nothing');
+  given([createdE]).when(create()).thenNothing(t, 'a retried create decides nothing');
+});
+
+t.test('create: the quote\'s transfer, with the parties checked against it', async (t) => {
+  given([]).when(create()).then(t, [ev('transfer.created', { ...created, otp_supplied: false })], 'the quote\'s amounts, corridor and operators');
+  given([]).when(create({ payer: { ...created.payer, phone: '670000001' } })).thenMatch(t, [{ data: { payer: { phone: '+237670000001' } } }], 'a phone is normalised');
+  given([]).when(create({ payer: { ...created.payer, operator_code: 'CM_ORANGE_MOMO' } })).thenThrows(t, 'quote_mismatch', 'a payer on another operator than quoted');
+  given([]).when(create({ recipient: { ...created.recipient, country_code: 'CI' } })).thenThrows(t, 'quote_mismatch', 'a recipient in another country than quoted');
+  const incomplete = given([]).when(create({ payer: { country_code: 'CM', rail_type: 'mobile_money', operator_code: 'CM_MTN_MOMO' } })).thenThrows(t, 'bad_request');
+  t.match(incomplete?.details, [{ field: 'payer.phone' }], 'a payer without a phone names the field');
+});
+
+t.test('create: the KYC gate of the disbursing operator (routing kyc_required_operators)', async (t) => {
+  const gated = (customerStatus: T.KycGate['customerStatus']) => create({ kyc: { requiredOperators: ['SN_WAVE_MOMO'], customerStatus } });
+  given([]).when(gated('not_started')).thenThrows(t, 'kyc_required', 'a customer without KYC');
+  given([]).when(gated('pending')).thenThrows(t, 'kyc_required', 'a KYC still in review');
+  given([]).when(gated('verified')).thenMatch(t, [{ type: 'transfer.created' }], 'a verified customer');
+  given([]).when(create({ kyc: { requiredOperators: ['SN_ORANGE_MOMO'], customerStatus: null } })).thenMatch(t, [{ type: 'transfer.created' }], 'another operator\'s gate: none');
+  given([]).when(gated(null)).thenThrows(t, InvariantViolation, 'a gate without the customer\'s status is a bug');
+  given([]).when(create({ kyc: { requiredOperators: ['SN_WAVE_MOMO'], customerStatus: 'not_started' }, payer: { ...created.payer, operator_code: 'CM_ORANGE_MOMO' } }))
+    .thenThrows(t, 'quote_mismatch', 'the parties are checked before the gate');
+});
+
+t.test('create: an OTP when the payer\'s operator requires one', async (t) => {
+  const sn = { ...quote, corridor_code: 'SN-SN-XOF-XOF', corridor_type: 'domestic' as const, payer_operator_code: 'SN_ORANGE_MOMO', payin_currency: 'XOF' as const };
+  const payer = { country_code: 'SN', rail_type: 'mobile_money', phone: '+221770000009', operator_code: 'SN_ORANGE_MOMO' };
+  given([]).when(create({ quote: sn, payer })).thenThrows(t, 'otp_required', 'SN_ORANGE_MOMO without an OTP');
+  given([]).when(create({ quote: sn, payer, otpSupplied: true })).thenMatch(t, [{ data: { otp_required: true, otp_supplied: true } }], 'with one');
+  given([]).when(create({ otpSupplied: true })).thenMatch(t, [{ data: { otp_required: false, otp_supplied: true } }], 'one sent where none is needed is recorded');
+  given([]).when(create({ quote: sn, payer, kyc: { requiredOperators: ['SN_WAVE_MOMO'], customerStatus: 'rejected' } }))
+    .thenThrows(t, 'kyc_required', 'the KYC gate before the OTP');
+});
+
+t.test('the transfer quote a create reads: the merchant\'s, for a transfer', async (t) => {
+  const state = (q: Partial<QuoteCreated>): QuoteState => ({ exists: true, quote: { ...quote, ...q }, consumed: null });
+  t.equal(T.transferQuote(state({}), 'm').payout_currency, 'XOF');
+  t.throws(() => T.transferQuote({ exists: false, quote: null, consumed: null }, 'm'), { code: 'quote_not_found' }, 'no quote');
+  t.throws(() => T.transferQuote(state({}), 'another'), { code: 'quote_not_found' }, 'another merchant\'s: the same answer');
+  t.throws(() => T.transferQuote(state({ flow_type: 'payout' }), 'm'), { code: 'quote_mismatch' }, 'a payout quote');
 });
 
 t.test('the collection starts once', async (t) => {
-  given([createdE]).when((s) => T.startCollection(s, { at })).then(t, [collecting]);
-  given([createdE, collecting]).when((s) => T.startCollection(s, { at })).then(t, [], 'redelivered trigger: nothing');
+  given([createdE]).when(startCollection).then(t, [collecting]);
+  given([createdE, collecting]).when(startCollection).thenNothing(t, 'redelivered trigger: nothing');
   t.match(given([createdE, collecting]).state, { status: 'collecting', payin_status: 'pending', payout_status: 'not_started' });
+  given([]).when(startCollection).thenThrows(t, InvariantViolation, 'no transfer: a bug, not a refusal');
 });
 
 t.test('the collection takes the OTP whenever one was supplied, required or not (issue 28)', async (t) => {
   const withOtp = (data: Partial<T.TransferCreated>) => ev('transfer.created', { ...created, ...data });
   const started = (otp: boolean) => ev('transfer.collection_started', { ...(collecting.data as object), otp } as Extract<T.TransferEvent, { type: 'transfer.collection_started' }>['data']);
-  given([withOtp({ otp_required: false, otp_supplied: true })]).when((s) => T.startCollection(s, { at })).then(t, [started(true)], 'supplied where none is needed: sent');
-  given([withOtp({ otp_required: true, otp_supplied: true })]).when((s) => T.startCollection(s, { at })).then(t, [started(true)], 'required and supplied: sent');
-  given([withOtp({ otp_required: false, otp_supplied: false })]).when((s) => T.startCollection(s, { at })).then(t, [started(false)], 'none supplied: none sent');
-  given([withOtp({ otp_required: true })]).when((s) => T.startCollection(s, { at })).then(t, [started(true)], 'a transfer recorded before otp_supplied: as required');
+  given([withOtp({ otp_required: false, otp_supplied: true })]).when(startCollection).then(t, [started(true)], 'supplied where none is needed: sent');
+  given([withOtp({ otp_required: true, otp_supplied: true })]).when(startCollection).then(t, [started(true)], 'required and supplied: sent');
+  given([withOtp({ otp_required: false, otp_supplied: false })]).when(startCollection).then(t, [started(false)], 'none supplied: none sent');
+  given([withOtp({ otp_required: true })]).when(startCollection).then(t, [started(true)], 'a transfer recorded before otp_supplied: as required');
+});
+
+t.test('submissions are recorded once, only while their leg is pending', async (t) => {
+  const collectionSubmitted = (providerReference: string): T.TransferCommand => ({ type: 'RecordCollectionSubmission', data: { providerReference, at } });
+  const payoutSubmitted = (attempt: number, providerReference: string): T.TransferCommand => ({ type: 'RecordPayoutSubmission', data: { attempt, providerReference, at } });
+  const submittedE = ev('transfer.collection_submitted', { provider_reference: 'SBX-1', at });
+  given([createdE, collecting]).when(collectionSubmitted('SBX-1')).then(t, [submittedE]);
+  given([createdE, collecting, submittedE]).when(collectionSubmitted('SBX-1')).thenNothing(t, 'the same reference again: nothing');
+  given([createdE]).when(collectionSubmitted('SBX-1')).thenNothing(t, 'a collection not started: nothing');
+  const base = [createdE, collecting, payinDone, payout1];
+  given(base).when(payoutSubmitted(1, 'SBX-2')).then(t, [ev('transfer.payout.submitted', { attempt: 1, provider_reference: 'SBX-2', at })]);
+  given(base).when(payoutSubmitted(2, 'SBX-2')).thenNothing(t, 'an attempt that does not exist: nothing');
+  given([...base, payout1Failed, failed]).when(payoutSubmitted(1, 'SBX-2')).thenNothing(t, 'a settled attempt: nothing');
 });
 
 t.test('collection completes → disbursing, payout attempt 1 starts in the same decision', async (t) => {
-  given([createdE, collecting]).when((s) => T.collectionSettled(s, { outcome: 'completed', providerReference: 'SBX-1', at })).then(t, [payinDone, payout1]);
+  const completed: T.TransferCommand = { type: 'SettleCollection', data: { outcome: 'completed', providerReference: 'SBX-1', at } };
+  given([createdE, collecting]).when(completed).then(t, [payinDone, payout1]);
   t.match(given([createdE, collecting, payinDone, payout1]).state, { status: 'disbursing', payin_status: 'completed', payout_status: 'pending' });
-  given([createdE, collecting, payinDone, payout1]).when((s) => T.collectionSettled(s, { outcome: 'completed', providerReference: 'SBX-1', at })).then(t, [], 'replayed outcome: nothing');
+  given([createdE, collecting, payinDone, payout1]).when(completed).thenNothing(t, 'replayed outcome: nothing');
 });
 
 t.test('collection fails → failed, payout never started', async (t) => {
-  given([createdE, collecting]).when((s) => T.collectionSettled(s, { outcome: 'failed', providerReference: null, reason: 'PAYER_NOT_FOUND', at }))
+  given([createdE, collecting]).when({ type: 'SettleCollection', data: { outcome: 'failed', providerReference: null, reason: 'PAYER_NOT_FOUND', at } })
     .then(t, [ev('transfer.payin.failed', { reason: 'PAYER_NOT_FOUND', at }), ev('transfer.failed', { reason: 'PAYER_NOT_FOUND', at })]);
   const s = given([createdE, collecting, ev('transfer.payin.failed', { reason: 'PAYER_NOT_FOUND', at }), ev('transfer.failed', { reason: 'PAYER_NOT_FOUND', at })]).state;
   t.match(s, { status: 'failed', payin_status: 'failed', payout_status: 'not_started' });
@@ -60,7 +137,7 @@ t.test('collection fails → failed, payout never started', async (t) => {
 
 t.test('disbursement completes → payout completed then transfer completed', async (t) => {
   const base = [createdE, collecting, payinDone, payout1];
-  given(base).when((s) => T.payoutSettled(s, { attempt: 1, outcome: 'completed', providerReference: 'SBX-2', at }))
+  given(base).when({ type: 'SettlePayout', data: { attempt: 1, outcome: 'completed', providerReference: 'SBX-2', at } })
     .then(t, [ev('transfer.payout.completed', { attempt: 1, provider_reference: 'SBX-2', at }), ev('transfer.completed', { at })]);
   const done = given([...base, ev('transfer.payout.completed', { attempt: 1, provider_reference: 'SBX-2', at }), ev('transfer.completed', { at })]).state;
   t.match(done, { status: 'completed', payin_status: 'completed', payout_status: 'completed' });
@@ -69,25 +146,64 @@ t.test('disbursement completes → payout completed then transfer completed', as
 
 t.test('disbursement fails → failed; relaunch allowed only then', async (t) => {
   const base = [createdE, collecting, payinDone, payout1];
-  given(base).when((s) => T.payoutSettled(s, { attempt: 1, outcome: 'failed', providerReference: null, reason: 'RECIPIENT_NOT_FOUND', at }))
+  given(base).when({ type: 'SettlePayout', data: { attempt: 1, outcome: 'failed', providerReference: null, reason: 'RECIPIENT_NOT_FOUND', at } })
     .then(t, [payout1Failed, failed]);
   const afterFail = [...base, payout1Failed, failed];
   t.match(given(afterFail).state, { status: 'failed', payin_status: 'completed', payout_status: 'failed' });
   const recipient = { ...created.recipient, phone: '+221770000002' };
-  given(afterFail).when((s) => T.relaunchPayout(s, { recipient, payoutAmount: '9000', at }))
+  given(afterFail).when(relaunch({ recipient, payoutAmount: '9000' }))
     .then(t, [ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '9000', currency: 'XOF', recipient, at })]);
-  given(afterFail).when((s) => T.relaunchPayout(s, { at }))
+  given(afterFail).when(relaunch())
     .then(t, [ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', currency: 'XOF', recipient: created.recipient, at })], 'defaults to the previous leg');
   for (const [name, events] of [
     ['pending', [createdE]], ['collecting', [createdE, collecting]], ['disbursing', base],
     ['collection failed', [createdE, collecting, ev('transfer.payin.failed', { reason: 'X', at }), ev('transfer.failed', { reason: 'X', at })]],
   ] as Array<[string, T.TransferEvent[]]>) {
-    given(events).when((s) => T.relaunchPayout(s, { at })).thenRefuses(t, 'relaunch_not_allowed', `refused when ${name}`);
+    given(events).when(relaunch()).thenThrows(t, 'relaunch_not_allowed', `refused when ${name}`);
   }
   const relaunched = given([...afterFail, ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', currency: 'XOF', recipient: created.recipient, at })]).state;
   t.match(relaunched, { status: 'disbursing', payin_status: 'completed', payout_status: 'pending' });
   given([...afterFail, ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', currency: 'XOF', recipient: created.recipient, at })])
-    .when((s) => T.relaunchPayout(s, { at })).thenRefuses(t, 'relaunch_not_allowed', 'a second concurrent relaunch is refused');
+    .when(relaunch()).thenThrows(t, 'relaunch_not_allowed', 'a second concurrent relaunch is refused');
   given([...afterFail, ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', currency: 'XOF', recipient: created.recipient, at })])
-    .when((s) => T.payoutSettled(s, { attempt: 1, outcome: 'completed', providerReference: 'late', at })).then(t, [], 'a late outcome of an old attempt changes nothing');
+    .when({ type: 'SettlePayout', data: { attempt: 1, outcome: 'completed', providerReference: 'late', at } }).thenNothing(t, 'a late outcome of an old attempt changes nothing');
+});
+
+t.test('relaunch: the merchant\'s transfer, a new amount within the limits, a new recipient as quoted', async (t) => {
+  const afterFail = [createdE, collecting, payinDone, payout1, payout1Failed, failed];
+  given([]).when(relaunch()).thenThrows(t, 'not_found', 'no transfer');
+  given(afterFail).when(relaunch({ merchantId: 'another' })).thenThrows(t, 'not_found', 'another merchant\'s: the same answer');
+  given(afterFail).when(relaunch({ payoutAmount: '9000.50' })).thenThrows(t, 'bad_request', 'francs have no minor unit');
+  given(afterFail).when(relaunch({ payoutAmount: '99' })).thenThrows(t, 'amount_out_of_range', 'below the minimum');
+  given(afterFail).when(relaunch({ payoutAmount: '9000.00' })).thenMatch(t, [{ data: { amount: '9000' } }], 'the amount as whole francs');
+  given(afterFail).when(relaunch({ recipient: { ...created.recipient, operator_code: 'SN_FREE_MOMO' } }))
+    .thenThrows(t, 'quote_mismatch', 'a recipient on another operator than quoted');
+  given([createdE]).when(relaunch({ payoutAmount: '99' })).thenThrows(t, 'amount_out_of_range', 'the request is checked before the transfer\'s status');
+});
+
+t.test('the wallet commands a transfer\'s events call for', async (t) => {
+  const on = (currency: string) => ({ merchantId: 'm', currency, at });
+  const reference = { type: 'transfer', id } as const;
+  const before = (events: T.TransferEvent[]) => given(events).state;
+  t.same(walletCommands(before([]), [createdE]), [
+    { type: 'Hold', data: { ...on('XOF'), holdId: T.payoutReference(id, 1), amount: 10_000n, reference } },
+  ], 'created: the payout amount held');
+  t.same(walletCommands(before([createdE]), [collecting]), [], 'the collection starting moves no money');
+  t.same(walletCommands(before([createdE, collecting]), [payinDone, payout1]), [
+    { type: 'CreditCollection', data: { ...on('XAF'), creditId: T.collectionReference(id), gross: 10_204n, fee: 204n, operatorCode: 'CM_MTN_MOMO', reference } },
+  ], 'collected: the wallet credited; attempt 1 was held at creation');
+  t.same(walletCommands(before([createdE, collecting]), [ev('transfer.payin.failed', { reason: 'X', at }), ev('transfer.failed', { reason: 'X', at })]), [
+    { type: 'ReleaseHold', data: { ...on('XOF'), holdId: T.payoutReference(id, 1), reason: 'X' } },
+  ], 'collection failed: the hold released');
+  const disbursing = [createdE, collecting, payinDone, payout1];
+  t.same(walletCommands(before(disbursing), [ev('transfer.payout.completed', { attempt: 1, provider_reference: 'SBX-2', at }), ev('transfer.completed', { at })]), [
+    { type: 'PostHold', data: { ...on('XOF'), holdId: T.payoutReference(id, 1), fee: 0n, operatorCode: 'SN_WAVE_MOMO' } },
+  ], 'disbursed: the hold posted');
+  t.same(walletCommands(before(disbursing), [payout1Failed, failed]), [
+    { type: 'ReleaseHold', data: { ...on('XOF'), holdId: T.payoutReference(id, 1), reason: 'RECIPIENT_NOT_FOUND' } },
+  ], 'disbursement failed: the hold released');
+  const payout2 = ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '9000', currency: 'XOF', recipient: created.recipient, at });
+  t.same(walletCommands(before([...disbursing, payout1Failed, failed]), [payout2]), [
+    { type: 'Hold', data: { ...on('XOF'), holdId: T.payoutReference(id, 2), amount: 9000n, reference } },
+  ], 'relaunched: the new amount held');
 });

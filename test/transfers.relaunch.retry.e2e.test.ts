@@ -4,7 +4,7 @@
 // refuse it with 400 relaunch_not_allowed because the transfer is no longer failed.
 import t from 'tap';
 import * as T from '../domain/transfer.ts';
-import { spec } from './helpers/spec.ts';
+import { deciderSpec } from './helpers/spec.ts';
 import { startTestApp } from './helpers/app.ts';
 import { createTransfer, recipientSN, settledTransfer, transferMerchant, waitFor } from './helpers/transfers.ts';
 import { requestHash } from '../commands/idempotency.ts';
@@ -29,11 +29,12 @@ t.test('domain: a relaunch decided again by the same request decides nothing; an
     ev('transfer.payout.failed', { attempt: 1, reason: 'RECIPIENT_NOT_FOUND', at }),
     ev('transfer.failed', { reason: 'RECIPIENT_NOT_FOUND', at }),
   ];
-  const given = (events: T.TransferEvent[]) => spec(T.transferDecider).given(events);
+  const given = (events: T.TransferEvent[]) => deciderSpec(T.transferDecider).given(events);
+  const relaunch = (relaunchId: string): T.TransferCommand => ({ type: 'RelaunchPayout', data: { merchantId: 'm', at, relaunchId } });
   const relaunched = ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', currency: 'XOF', recipient, at, relaunch_id: 'r1' });
-  given(history).when((s) => T.relaunchPayout(s, { at, relaunchId: 'r1' })).then(t, [relaunched], 'the relaunch names its request');
-  given([...history, relaunched]).when((s) => T.relaunchPayout(s, { at, relaunchId: 'r1' })).then(t, [], 'the same request again: already done');
-  given([...history, relaunched]).when((s) => T.relaunchPayout(s, { at, relaunchId: 'r2' })).thenRefuses(t, 'relaunch_not_allowed', 'another request is refused');
+  given(history).when(relaunch('r1')).then(t, [relaunched], 'the relaunch names its request');
+  given([...history, relaunched]).when(relaunch('r1')).then(t, [], 'the same request again: already done');
+  given([...history, relaunched]).when(relaunch('r2')).thenThrows(t, 'relaunch_not_allowed', 'another request is refused');
 });
 
 t.test('HTTP: the retry of a relaunch whose first attempt appended and died answers 200 with that relaunch', async (t) => {
