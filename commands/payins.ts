@@ -9,9 +9,8 @@ import type { Services } from './services.ts';
 import * as P from '../domain/payin.ts';
 import * as Q from '../domain/quote.ts';
 import * as W from '../domain/wallet.ts';
-import { operator } from '../domain/catalogue.ts';
-import { DomainError, invariant } from '../domain/errors.ts';
-import { checkParty, type LegOutcome, type RailParty } from '../domain/payment.ts';
+import { invariant } from '../domain/errors.ts';
+import type { LegOutcome, RailParty } from '../domain/payment.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
@@ -48,20 +47,17 @@ export async function createPayin(s: Services, c: CreatePayin, meta: EventMetada
       const quote = await tx.load(quoteStream, Q.quoteDecider);
       const payin = await tx.load(payinStream, P.payinDecider);
       if (payin.state.exists) return { appends: [], result: existing(payin.state) };
-      const consumed = Q.consume(quote.state, { merchantId: c.merchantId, flow: 'payin', paymentId: c.payinId, customerId: c.customerId, now, at });
-      const q = quote.state.quote!;
-      const source = checkParty(c.source, q, 'source');
-      const otpRequired = operator(q.operator_code)!.requiresOtp;
-      if (otpRequired && c.otp === undefined) {
-        throw new DomainError('otp_required', `${q.operator_code} requires a one-time password to collect`, [{ field: 'otp', message: 'is required for this operator' }]);
-      }
-      const events = P.createPayin(payin.state, {
-        payin_id: c.payinId, merchant_id: c.merchantId, customer_id: c.customerId, quote_id: c.quoteId,
-        send_amount: q.send_amount, send_currency: q.send_currency, receive_amount: q.receive_amount, receive_currency: q.receive_currency,
-        total_fee: q.total_fee, country_code: q.country_code, operator_code: q.operator_code, rail_type: q.rail_type,
-        source, pricing: q.pricing, wallet_impact: q.wallet_impact, metadata: c.metadata,
-        otp_required: otpRequired, otp_supplied: c.otp !== undefined, at,
-      });
+      const consumed = Q.quoteDecider.decide({
+        type: 'ConsumeQuote',
+        data: { merchantId: c.merchantId, flow: 'payin', paymentId: c.payinId, customerId: c.customerId, now, at },
+      }, quote.state);
+      const events = P.payinDecider.decide({
+        type: 'CreatePayin',
+        data: {
+          payinId: c.payinId, merchantId: c.merchantId, customerId: c.customerId, quote: quote.state.quote!, source: c.source,
+          otpSupplied: c.otp !== undefined, metadata: c.metadata, at,
+        },
+      }, payin.state);
       // Any OTP given goes to the provider (sealed until then), also where the operator needs none.
       await seal();
       return {
@@ -79,12 +75,8 @@ export async function createPayin(s: Services, c: CreatePayin, meta: EventMetada
 
 /** The provider accepted the collection under `providerReference` (recorded once). */
 export async function recordPayinSubmission(s: Services, payinId: string, providerReference: string, meta: EventMetadata): Promise<void> {
-  const streamId = streams.payin(payinId);
-  await s.aggregates.transact([streamId], async (tx) => {
-    const loaded = await tx.load(streamId, P.payinDecider);
-    const events = P.recordSubmission(loaded.state, { providerReference, at: s.clock.now().toISOString() });
-    return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: undefined };
-  });
+  const at = s.clock.now().toISOString();
+  await s.aggregates.execute(streams.payin(payinId), P.payinDecider, { type: 'RecordSubmission', data: { providerReference, at } }, meta);
 }
 
 /**
@@ -100,7 +92,7 @@ export async function settlePayin(s: Services, payinId: string, outcome: LegOutc
   return settleOnWallet(s, streams.wallet(d.merchant_id, d.send_currency), walletSettlement({
     streamId: payinStream, decider: P.payinDecider, meta,
     decide: (payin, wallet, at) => {
-      const events = P.settle(payin, { ...outcome, at });
+      const events = P.payinDecider.decide({ type: 'Settle', data: { ...outcome, at } }, payin);
       const credit = events.some((e) => e.type === 'payin.completed')
         ? W.creditCollection(wallet, {
           merchantId: d.merchant_id, currency: d.send_currency, at, creditId: d.payin_id, gross: BigInt(d.send_amount),

@@ -9,13 +9,13 @@ import type { Services } from './services.ts';
 import * as P from '../domain/payout.ts';
 import * as Q from '../domain/quote.ts';
 import * as W from '../domain/wallet.ts';
-import { DomainError, invariant } from '../domain/errors.ts';
-import { checkParty, type LegOutcome, type Recipient } from '../domain/payment.ts';
+import { customerDecider } from '../domain/customer.ts';
+import { invariant } from '../domain/errors.ts';
+import type { LegOutcome, Recipient } from '../domain/payment.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
-import { requireCustomer } from './lookups.ts';
-import { requireKyc } from './kyc.ts';
+import { loadMerchant, requireCustomer } from './lookups.ts';
 import { created, existing, type Created } from './created.ts';
 import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
 
@@ -31,6 +31,16 @@ export interface CreatePayout {
   fresh?: boolean;
 }
 
+/**
+ * What the payout's KYC gate decides on, read from the event store (not a read model), so a verdict
+ * just recorded is seen: the merchant's routing and the customer's KYC status.
+ */
+async function kycOf(s: Services, merchantId: string, customerId: string): Promise<P.CreatePayout['kyc']> {
+  const merchant = await loadMerchant(s, merchantId);
+  const { state } = await s.aggregates.load(streams.customer(customerId), customerDecider);
+  return { kycRequiredOperators: merchant.routing.kyc_required_operators ?? [], kycStatus: state.kycStatus };
+}
+
 export async function createPayout(s: Services, c: CreatePayout, meta: EventMetadata): Promise<Created<P.PayoutState>> {
   const payoutStream = streams.payout(c.payoutId);
   const quoteStream = streams.quote(c.quoteId);
@@ -42,10 +52,7 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
   await requireCustomer(s, c.merchantId, c.customerId);
   // The wallet to hold from is the quote's currency: read it first to know which stream to lock.
   const peek = await s.aggregates.peek(quoteStream, Q.quoteDecider);
-  if (!peek.state.exists || peek.state.quote!.merchant_id !== c.merchantId) {
-    throw new DomainError('quote_not_found', 'Quote not found', [{ field: 'quote_id', message: 'no such quote for this merchant' }]);
-  }
-  const currency = peek.state.quote!.send_currency;
+  const currency = Q.quoteFor(peek.state, c.merchantId).send_currency;
   const walletStream = streams.wallet(c.merchantId, currency);
   const { result, append } = await s.aggregates.transact([quoteStream, payoutStream, walletStream], async (tx) => {
     const now = s.clock.now();
@@ -53,22 +60,23 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
     const quote = await tx.load(quoteStream, Q.quoteDecider);
     const payout = await tx.load(payoutStream, P.payoutDecider);
     if (payout.state.exists) return { appends: [], result: existing(payout.state) };
-    const consumed = Q.consume(quote.state, { merchantId: c.merchantId, flow: 'payout', paymentId: c.payoutId, customerId: c.customerId, now, at });
+    const consumed = Q.quoteDecider.decide({
+      type: 'ConsumeQuote',
+      data: { merchantId: c.merchantId, flow: 'payout', paymentId: c.payoutId, customerId: c.customerId, now, at },
+    }, quote.state);
     const q = quote.state.quote!;
     invariant(q.send_currency === currency, 'a quote never changes currency');
-    const recipient = checkParty(c.recipient, q, 'recipient');
-    // The operator may require the customer's KYC verified (routing kyc_required_operators).
-    await requireKyc(s, c.merchantId, c.customerId, q.operator_code);
+    const events = P.payoutDecider.decide({
+      type: 'CreatePayout',
+      data: {
+        payoutId: c.payoutId, merchantId: c.merchantId, customerId: c.customerId, quote: q, recipient: c.recipient,
+        paymentReasonText: c.paymentReasonText, metadata: c.metadata, kyc: await kycOf(s, c.merchantId, c.customerId), at,
+      },
+    }, payout.state);
+    // The hold of send_amount is the wallet's decision (insufficient_balance: nothing is appended).
     const wallet = await tx.load(walletStream, W.walletDecider);
     const held = W.hold(wallet.state, {
       merchantId: c.merchantId, currency, at, holdId: c.payoutId, amount: BigInt(q.send_amount), reference: { type: 'payout', id: c.payoutId },
-    });
-    const events = P.createPayout(payout.state, {
-      payout_id: c.payoutId, merchant_id: c.merchantId, customer_id: c.customerId, quote_id: c.quoteId,
-      send_amount: q.send_amount, send_currency: q.send_currency, receive_amount: q.receive_amount, receive_currency: q.receive_currency,
-      total_fee: q.total_fee, country_code: q.country_code, operator_code: q.operator_code, rail_type: q.rail_type,
-      recipient, payment_reason_text: c.paymentReasonText, pricing: q.pricing, wallet_impact: q.wallet_impact,
-      metadata: c.metadata, hold_id: c.payoutId, at,
     });
     return {
       appends: [
@@ -85,12 +93,8 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
 
 /** The provider accepted the disbursement under `providerReference` (recorded once). */
 export async function recordPayoutSubmission(s: Services, payoutId: string, providerReference: string, meta: EventMetadata): Promise<void> {
-  const streamId = streams.payout(payoutId);
-  await s.aggregates.transact([streamId], async (tx) => {
-    const loaded = await tx.load(streamId, P.payoutDecider);
-    const events = P.recordSubmission(loaded.state, { providerReference, at: s.clock.now().toISOString() });
-    return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: undefined };
-  });
+  const at = s.clock.now().toISOString();
+  await s.aggregates.execute(streams.payout(payoutId), P.payoutDecider, { type: 'RecordSubmission', data: { providerReference, at } }, meta);
 }
 
 /** Completed: payout.completed + wallet.hold_posted; failed: payout.failed + wallet.hold_released; each in one append. */
@@ -103,7 +107,7 @@ export async function settlePayout(s: Services, payoutId: string, outcome: LegOu
   return settleOnWallet(s, streams.wallet(d.merchant_id, d.send_currency), walletSettlement({
     streamId: payoutStream, decider: P.payoutDecider, meta,
     decide: (payout, wallet, at) => {
-      const events = P.settle(payout, { ...outcome, at });
+      const events = P.payoutDecider.decide({ type: 'Settle', data: { ...outcome, at } }, payout);
       const target = { merchantId: d.merchant_id, currency: d.send_currency, at, holdId: d.hold_id };
       const effect = events.flatMap((e) => {
         if (e.type === 'payout.completed') return W.postHold(wallet, { ...target, fee: BigInt(d.total_fee), operatorCode: d.operator_code });

@@ -1,4 +1,4 @@
-// Merchant commands on quotes: price from the merchant's routing and pricing, append, settle.
+// Merchant commands on quotes: price from the merchant's routing and pricing (quoteDecider), append, wait for the read models.
 import type { Services } from './services.ts';
 import * as Q from '../domain/quote.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
@@ -7,17 +7,13 @@ import { streams } from './streams.ts';
 import { created, existing, type Created } from './created.ts';
 import { readMerchant, requireCustomer } from './lookups.ts';
 
-export type QuoteRequest =
-  | ({ flow: 'payin' | 'payout' } & Q.QuoteLeg)
-  | ({ flow: 'transfer' } & Q.TransferQuoteRequest);
-
 /**
  * Creates the quote `quoteId` (the idempotency claim's resource id); when its stream exists already
  * (a retry that took over the claim), answers the existing quote.
  */
 export async function createQuote(
   s: Services,
-  c: { quoteId: string; merchantId: string; customerId: string | null; request: QuoteRequest; fresh?: boolean },
+  c: { quoteId: string; merchantId: string; customerId: string | null; request: Q.QuoteRequest; fresh?: boolean },
   meta: EventMetadata,
 ): Promise<Created<Q.QuoteState>> {
   const streamId = streams.quote(c.quoteId);
@@ -31,13 +27,15 @@ export async function createQuote(
   const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
     // Priced on the merchant's routing and pricing as they are when the quote commits.
     const merchant = await readMerchant(tx, c.merchantId);
-    const common = {
-      quoteId: c.quoteId, merchantId: c.merchantId, customerId: c.customerId, routing: merchant.routing, pricing: merchant.pricing,
-      at: now.toISOString(), expiresAt: new Date(now.getTime() + s.config.quoteTtlSeconds * 1000).toISOString(),
+    const command: Q.QuoteCommand = {
+      type: 'CreateQuote',
+      data: {
+        quoteId: c.quoteId, merchantId: c.merchantId, customerId: c.customerId, routing: merchant.routing, pricing: merchant.pricing,
+        at: now.toISOString(), expiresAt: new Date(now.getTime() + s.config.quoteTtlSeconds * 1000).toISOString(), ...c.request,
+      },
     };
     const loaded = await tx.load(streamId, Q.quoteDecider);
-    const r = c.request;
-    const events = r.flow === 'transfer' ? Q.quoteTransfer(loaded.state, { ...common, ...r }) : Q.quotePayinOrPayout(loaded.state, { ...common, ...r });
+    const events = Q.quoteDecider.decide(command, loaded.state);
     const state = events.reduce(Q.quoteDecider.evolve, loaded.state);
     const result = events.length === 0 && loaded.state.exists ? existing(state) : created(state);
     return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result };

@@ -1,14 +1,14 @@
 // The payin aggregate (stream `payin-<id>`): a collection from a payer, backed by one payin quote.
 // created → pending (same append as the create: the collection is handed to the provider gateway)
-// → completed | failed, once, from the provider's outcome. The OTP never enters an event: only
-// whether one was required (the sealed OTP waits in the gateway's vault, see workers/provider-gateway.ts).
-import { invariant } from './errors.ts';
-import { unreachable, type DomainEvent } from './decider.ts';
-import type { QuotePricing } from './quote.ts';
-import {
-  initialLifecycle, moveTo,
-  type LegOutcome, type PaymentLifecycle, type RailParty, type WalletImpact,
-} from './payment.ts';
+// → completed | failed, once, from the provider's outcome (the lifecycle payouts share:
+// payment-lifecycle.ts). The OTP never enters an event: only whether one was required (the sealed
+// OTP waits in the gateway's vault, see workers/provider-gateway.ts).
+import { DomainError } from './errors.ts';
+import { unreachable, type CommandDecider } from './decider.ts';
+import { operator } from './catalogue.ts';
+import type { QuoteCreated, QuotePricing } from './quote.ts';
+import { checkParty, type RailParty, type WalletImpact } from './payment.ts';
+import { asQuoted, paymentLifecycle, type PaymentEvent, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
 
 export interface PayinCreated {
   payin_id: string;
@@ -34,65 +34,58 @@ export interface PayinCreated {
   at: string;
 }
 
-export type PayinEvent =
-  | DomainEvent<'payin.created', PayinCreated>
-  | DomainEvent<'payin.pending', { reason: string | null; at: string }>
-  | DomainEvent<'payin.submitted', { provider_reference: string; at: string }>
-  | DomainEvent<'payin.completed', { provider_reference: string | null; at: string }>
-  | DomainEvent<'payin.failed', { reason: string; provider_reference: string | null; at: string }>;
+export type PayinEvent = PaymentEvent<'payin', PayinCreated>;
+export type PayinState = PaymentState<PayinCreated>;
 
-export interface PayinState extends PaymentLifecycle {
-  exists: boolean;
-  created: PayinCreated | null;
+export interface CreatePayin {
+  payinId: string;
+  merchantId: string;
+  customerId: string;
+  /** The quote this payin consumes in the same append, as it is when consumed. */
+  quote: QuoteCreated;
+  source: RailParty;
+  /** Whether an OTP was given (the OTP itself never reaches the domain: it is sealed in the vault). */
+  otpSupplied: boolean;
+  metadata: Record<string, string>;
+  at: string;
 }
 
-export const payinDecider = {
-  initialState: (): PayinState => ({ exists: false, created: null, ...initialLifecycle() }),
-  evolve(s: PayinState, e: PayinEvent): PayinState {
-    switch (e.type) {
-      case 'payin.created':
-        return moveTo({ ...s, exists: true, created: e.data }, 'created', null, e.data.at);
-      case 'payin.pending':
-        return moveTo(s, 'pending', e.data.reason, e.data.at);
-      case 'payin.submitted':
-        return { ...s, provider_reference: e.data.provider_reference, submitted_at: e.data.at, updated_at: e.data.at };
-      case 'payin.completed':
-        return moveTo({ ...s, provider_reference: e.data.provider_reference ?? s.provider_reference, completed_at: e.data.at }, 'completed', null, e.data.at);
-      case 'payin.failed':
-        return moveTo({
-          ...s, provider_reference: e.data.provider_reference ?? s.provider_reference, failure_reason: e.data.reason, failed_at: e.data.at,
-        }, 'failed', e.data.reason, e.data.at);
+/** What may be asked of a payin, each a plain value. */
+export type PayinCommand = { type: 'CreatePayin'; data: CreatePayin } | PaymentLifecycleCommand;
+
+const lifecycle = paymentLifecycle<'payin', PayinCreated>('payin');
+
+/**
+ * The payin's own create rules, on the quote it consumes: the source must match the quote (party
+ * check), and an operator that collects with a one-time password needs one.
+ */
+function decideCreated(c: CreatePayin): PayinCreated {
+  const q = c.quote;
+  const source = checkParty(c.source, q, 'source');
+  const otpRequired = operator(q.operator_code)!.requiresOtp;
+  if (otpRequired && !c.otpSupplied) {
+    throw new DomainError('otp_required', `${q.operator_code} requires a one-time password to collect`, [{ field: 'otp', message: 'is required for this operator' }]);
+  }
+  return {
+    payin_id: c.payinId, merchant_id: c.merchantId, customer_id: c.customerId, ...asQuoted(q),
+    source, pricing: q.pricing, wallet_impact: q.wallet_impact, metadata: c.metadata, otp_required: otpRequired, otp_supplied: c.otpSupplied, at: c.at,
+  };
+}
+
+export const payinDecider: CommandDecider<PayinState, PayinEvent, PayinCommand> = {
+  initialState: lifecycle.initialState,
+  evolve: lifecycle.evolve,
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreatePayin': {
+        const c = command.data;
+        return lifecycle.create(state, { paymentId: c.payinId, merchantId: c.merchantId }, () => decideCreated(c));
+      }
+      case 'RecordSubmission':
+      case 'Settle':
+        return lifecycle.decideLifecycle(command, state);
       default:
-        return unreachable(e);
+        return unreachable(command);
     }
   },
 };
-
-// ---- decisions ----
-
-/** Created and handed to the provider (pending) in one decision; a retried create decides nothing. */
-export function createPayin(s: PayinState, c: PayinCreated): PayinEvent[] {
-  if (s.exists) {
-    invariant(s.created!.merchant_id === c.merchant_id, `payin ${c.payin_id} belongs to another merchant`);
-    return [];
-  }
-  return [
-    { type: 'payin.created', data: c },
-    { type: 'payin.pending', data: { reason: 'awaiting the provider', at: c.at } },
-  ];
-}
-
-/** The provider accepted the collection under this reference (recorded once). */
-export function recordSubmission(s: PayinState, c: { providerReference: string; at: string }): PayinEvent[] {
-  invariant(s.exists, 'submission for a payin that does not exist');
-  if (s.status !== 'pending' || s.provider_reference !== null) return [];
-  return [{ type: 'payin.submitted', data: { provider_reference: c.providerReference, at: c.at } }];
-}
-
-/** The provider's final outcome; once settled, a replayed or late outcome changes nothing. */
-export function settle(s: PayinState, c: LegOutcome & { at: string }): PayinEvent[] {
-  invariant(s.exists, 'outcome for a payin that does not exist');
-  if (s.status !== 'pending') return [];
-  if (c.outcome === 'completed') return [{ type: 'payin.completed', data: { provider_reference: c.providerReference, at: c.at } }];
-  return [{ type: 'payin.failed', data: { reason: c.reason, provider_reference: c.providerReference, at: c.at } }];
-}

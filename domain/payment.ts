@@ -35,12 +35,6 @@ export interface Recipient extends RailParty {
   city?: string;
 }
 
-export const RAIL_PARTY_FIELDS = ['country_code', 'rail_type', 'phone', 'operator_code', 'bank_name', 'bank_code', 'account_name', 'account_number'] as const;
-export const RECIPIENT_FIELDS = [
-  ...RAIL_PARTY_FIELDS, 'recipient_type', 'first_name', 'last_name', 'business_name', 'email', 'recipient_nationality_code',
-  'address_line1', 'city',
-] as const;
-
 /**
  * One effect of a quote or payment on the merchant's wallet, at one moment of its life:
  * `available_delta` and `reserved_delta` are signed decimal strings ("-5000", "0", "4925").
@@ -100,15 +94,6 @@ export interface PaymentLifecycle {
   submitted_at: string | null;
   completed_at: string | null;
   failed_at: string | null;
-}
-
-export const initialLifecycle = (): PaymentLifecycle => ({
-  status: 'created', provider_reference: null, failure_reason: null, history: [], updated_at: '',
-  submitted_at: null, completed_at: null, failed_at: null,
-});
-
-export function moveTo<S extends PaymentLifecycle>(s: S, status: PaymentStatus, reason: string | null, at: string): S {
-  return { ...s, status, history: [...s.history, { status, reason, created_at: at }], updated_at: at };
 }
 
 /** A provider outcome for a leg: completed, or failed with the provider's reason. */

@@ -1,14 +1,13 @@
 // The payout aggregate (stream `payout-<id>`): a disbursement to a recipient from the merchant's
 // wallet, backed by one payout quote. At create, send_amount is held in the wallet (same atomic
 // append: quote consumed + payout created + wallet.funds_held, hold id = payout id).
-// created → pending → completed (the hold is posted) | failed (the hold is released).
-import { invariant } from './errors.ts';
-import { unreachable, type DomainEvent } from './decider.ts';
-import type { QuotePricing } from './quote.ts';
-import {
-  initialLifecycle, moveTo,
-  type LegOutcome, type PaymentLifecycle, type Recipient, type WalletImpact,
-} from './payment.ts';
+// created → pending → completed (the hold is posted) | failed (the hold is released): the lifecycle
+// payins share (payment-lifecycle.ts).
+import { unreachable, type CommandDecider } from './decider.ts';
+import { requireKycFor, type KycStatus } from './kyc.ts';
+import type { QuoteCreated, QuotePricing } from './quote.ts';
+import { checkParty, type Recipient, type WalletImpact } from './payment.ts';
+import { asQuoted, paymentLifecycle, type PaymentEvent, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
 
 export interface PayoutCreated {
   payout_id: string;
@@ -35,62 +34,58 @@ export interface PayoutCreated {
   at: string;
 }
 
-export type PayoutEvent =
-  | DomainEvent<'payout.created', PayoutCreated>
-  | DomainEvent<'payout.pending', { reason: string | null; at: string }>
-  | DomainEvent<'payout.submitted', { provider_reference: string; at: string }>
-  | DomainEvent<'payout.completed', { provider_reference: string | null; at: string }>
-  | DomainEvent<'payout.failed', { reason: string; provider_reference: string | null; at: string }>;
+export type PayoutEvent = PaymentEvent<'payout', PayoutCreated>;
+export type PayoutState = PaymentState<PayoutCreated>;
 
-export interface PayoutState extends PaymentLifecycle {
-  exists: boolean;
-  created: PayoutCreated | null;
+export interface CreatePayout {
+  payoutId: string;
+  merchantId: string;
+  customerId: string;
+  /** The quote this payout consumes in the same append, as it is when consumed. */
+  quote: QuoteCreated;
+  recipient: Recipient;
+  paymentReasonText: string;
+  metadata: Record<string, string>;
+  /** What the KYC gate decides on: the merchant's routing (kyc_required_operators) and the customer's KYC status. */
+  kyc: { kycRequiredOperators: readonly string[]; kycStatus: KycStatus };
+  at: string;
 }
 
-export const payoutDecider = {
-  initialState: (): PayoutState => ({ exists: false, created: null, ...initialLifecycle() }),
-  evolve(s: PayoutState, e: PayoutEvent): PayoutState {
-    switch (e.type) {
-      case 'payout.created':
-        return moveTo({ ...s, exists: true, created: e.data }, 'created', null, e.data.at);
-      case 'payout.pending':
-        return moveTo(s, 'pending', e.data.reason, e.data.at);
-      case 'payout.submitted':
-        return { ...s, provider_reference: e.data.provider_reference, submitted_at: e.data.at, updated_at: e.data.at };
-      case 'payout.completed':
-        return moveTo({ ...s, provider_reference: e.data.provider_reference ?? s.provider_reference, completed_at: e.data.at }, 'completed', null, e.data.at);
-      case 'payout.failed':
-        return moveTo({
-          ...s, provider_reference: e.data.provider_reference ?? s.provider_reference, failure_reason: e.data.reason, failed_at: e.data.at,
-        }, 'failed', e.data.reason, e.data.at);
+/** What may be asked of a payout, each a plain value. */
+export type PayoutCommand = { type: 'CreatePayout'; data: CreatePayout } | PaymentLifecycleCommand;
+
+const lifecycle = paymentLifecycle<'payout', PayoutCreated>('payout');
+
+/**
+ * The payout's own create rules, on the quote it consumes: the recipient must match the quote
+ * (party check), and the operator may require the customer's KYC verified (routing
+ * kyc_required_operators). The hold of send_amount is the wallet's decision (domain/wallet.ts).
+ */
+function decideCreated(c: CreatePayout): PayoutCreated {
+  const q = c.quote;
+  const recipient = checkParty(c.recipient, q, 'recipient');
+  requireKycFor({ ...c.kyc, operatorCode: q.operator_code });
+  return {
+    payout_id: c.payoutId, merchant_id: c.merchantId, customer_id: c.customerId, ...asQuoted(q),
+    recipient, payment_reason_text: c.paymentReasonText, pricing: q.pricing, wallet_impact: q.wallet_impact,
+    metadata: c.metadata, hold_id: c.payoutId, at: c.at,
+  };
+}
+
+export const payoutDecider: CommandDecider<PayoutState, PayoutEvent, PayoutCommand> = {
+  initialState: lifecycle.initialState,
+  evolve: lifecycle.evolve,
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreatePayout': {
+        const c = command.data;
+        return lifecycle.create(state, { paymentId: c.payoutId, merchantId: c.merchantId }, () => decideCreated(c));
+      }
+      case 'RecordSubmission':
+      case 'Settle':
+        return lifecycle.decideLifecycle(command, state);
       default:
-        return unreachable(e);
+        return unreachable(command);
     }
   },
 };
-
-// ---- decisions ----
-
-export function createPayout(s: PayoutState, c: PayoutCreated): PayoutEvent[] {
-  if (s.exists) {
-    invariant(s.created!.merchant_id === c.merchant_id, `payout ${c.payout_id} belongs to another merchant`);
-    return [];
-  }
-  return [
-    { type: 'payout.created', data: c },
-    { type: 'payout.pending', data: { reason: 'awaiting the provider', at: c.at } },
-  ];
-}
-
-export function recordSubmission(s: PayoutState, c: { providerReference: string; at: string }): PayoutEvent[] {
-  invariant(s.exists, 'submission for a payout that does not exist');
-  if (s.status !== 'pending' || s.provider_reference !== null) return [];
-  return [{ type: 'payout.submitted', data: { provider_reference: c.providerReference, at: c.at } }];
-}
-
-export function settle(s: PayoutState, c: LegOutcome & { at: string }): PayoutEvent[] {
-  invariant(s.exists, 'outcome for a payout that does not exist');
-  if (s.status !== 'pending') return [];
-  if (c.outcome === 'completed') return [{ type: 'payout.completed', data: { provider_reference: c.providerReference, at: c.at } }];
-  return [{ type: 'payout.failed', data: { reason: c.reason, provider_reference: c.providerReference, at: c.at } }];
-}

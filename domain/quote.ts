@@ -7,7 +7,7 @@
 // Transfers: send_amount = payin_amount, receive_amount = payout_amount; with a fixed payout_amount
 // the payin amount is the smallest that leaves exactly that payout after the fee.
 import { invariant, refuse } from './errors.ts';
-import { unreachable, type DomainEvent } from './decider.ts';
+import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
 import { COUNTRIES, corridorCode, MAX_AMOUNT, operator, type CountryCode, type Currency, type Flow, type OperatorInfo } from './catalogue.ts';
 import type { PriceRule, Pricing, Routing } from './merchant.ts';
 import { checkAmountRange, checkFeeRule, feeFor, formatMoney, grossForNet, parseAmount, type Money } from './money.ts';
@@ -76,20 +76,6 @@ export interface QuoteState {
   consumed: QuoteConsumed | null;
 }
 
-export const quoteDecider = {
-  initialState: (): QuoteState => ({ exists: false, quote: null, consumed: null }),
-  evolve(s: QuoteState, e: QuoteEvent): QuoteState {
-    switch (e.type) {
-      case 'quote.created':
-        return { ...s, exists: true, quote: e.data };
-      case 'quote.consumed':
-        return { ...s, consumed: e.data };
-      default:
-        return unreachable(e);
-    }
-  },
-};
-
 /** active until used or past expires_at (computed at read time: time passing appends nothing). */
 export function quoteStatus(s: QuoteState, now: Date): QuoteStatus {
   invariant(s.quote, 'status of a quote that does not exist');
@@ -145,7 +131,7 @@ function checkNet(net: Money, field: string): void {
   if (net > MAX_AMOUNT) refuse('amount_out_of_range', `${field} is out of range`);
 }
 
-export function quotePayinOrPayout(s: QuoteState, c: QuoteCommon & QuoteLeg & { flow: 'payin' | 'payout' }): QuoteEvent[] {
+function quotePayinOrPayout(s: QuoteState, c: QuoteCommon & QuoteLeg & { flow: 'payin' | 'payout' }): QuoteEvent[] {
   if (s.exists) return []; // the same create retried under its idempotency key
   const amount = parseAmount(c.sendAmount, 'send_amount');
   const op = routeOf({ ...c, currency: c.sendCurrency }, 'operator_code');
@@ -199,7 +185,7 @@ function transferOperator(code: string, currency: string, field: string, currenc
   return op!;
 }
 
-export function quoteTransfer(s: QuoteState, c: QuoteCommon & TransferQuoteRequest): QuoteEvent[] {
+function quoteTransfer(s: QuoteState, c: QuoteCommon & TransferQuoteRequest): QuoteEvent[] {
   if (s.exists) return [];
   const fixedPayout = c.payoutAmount !== undefined;
   invariant(fixedPayout !== (c.payinAmount !== undefined), 'exactly one of payin_amount and payout_amount');
@@ -256,6 +242,12 @@ export function quoteTransfer(s: QuoteState, c: QuoteCommon & TransferQuoteReque
 
 // ---- using a quote ----
 
+/** The merchant's quote: another merchant's quote gets the same answer as none, `quote_not_found`. */
+export function quoteFor(s: QuoteState, merchantId: string): QuoteCreated {
+  if (!s.exists || s.quote!.merchant_id !== merchantId) refuse('quote_not_found', 'Quote not found', [{ field: 'quote_id', message: 'no such quote for this merchant' }]);
+  return s.quote!;
+}
+
 export interface Consume {
   merchantId: string;
   flow: FlowType;
@@ -272,8 +264,7 @@ export interface Consume {
  * payment again (a retry): nothing.
  */
 export function consume(s: QuoteState, c: Consume): QuoteEvent[] {
-  if (!s.exists || s.quote!.merchant_id !== c.merchantId) refuse('quote_not_found', 'Quote not found', [{ field: 'quote_id', message: 'no such quote for this merchant' }]);
-  const q = s.quote!;
+  const q = quoteFor(s, c.merchantId);
   if (s.consumed?.payment_id === c.paymentId) return [];
   if (q.flow_type !== c.flow) refuse('quote_mismatch', `This is a ${q.flow_type} quote, not a ${c.flow} quote`, [{ field: 'quote_id', message: `must be a ${c.flow} quote` }]);
   const status = quoteStatus(s, c.now);
@@ -284,3 +275,43 @@ export function consume(s: QuoteState, c: Consume): QuoteEvent[] {
   }
   return [{ type: 'quote.consumed', data: { payment_type: c.flow, payment_id: c.paymentId, at: c.at } }];
 }
+
+// ---- the decider ----
+
+/** What the merchant asks a quote for: a payin or payout leg, or a transfer. */
+export type QuoteRequest =
+  | ({ flow: 'payin' | 'payout' } & QuoteLeg)
+  | ({ flow: 'transfer' } & TransferQuoteRequest);
+
+export type CreateQuote = QuoteCommon & QuoteRequest;
+
+/** What may be asked of a quote, each a plain value: price it (create), or use it for a payment. */
+export type QuoteCommand =
+  | { type: 'CreateQuote'; data: CreateQuote }
+  | { type: 'ConsumeQuote'; data: Consume };
+
+export const quoteDecider: CommandDecider<QuoteState, QuoteEvent, QuoteCommand> = {
+  initialState: (): QuoteState => ({ exists: false, quote: null, consumed: null }),
+  evolve(s: QuoteState, e: QuoteEvent): QuoteState {
+    switch (e.type) {
+      case 'quote.created':
+        return { ...s, exists: true, quote: e.data };
+      case 'quote.consumed':
+        return { ...s, consumed: e.data };
+      default:
+        return unreachable(e);
+    }
+  },
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateQuote': {
+        const c = command.data;
+        return c.flow === 'transfer' ? quoteTransfer(state, c) : quotePayinOrPayout(state, c);
+      }
+      case 'ConsumeQuote':
+        return consume(state, command.data);
+      default:
+        return unreachable(command);
+    }
+  },
+};

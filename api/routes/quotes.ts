@@ -2,7 +2,8 @@
 import type { ApiModule, Ctx } from '../module.ts';
 import { body, errors, idempotencyHeader, idParam, json, listOf, ref } from '../openapi/common.ts';
 import { DomainError, invariant } from '../../domain/errors.ts';
-import { createQuote, type QuoteRequest } from '../../commands/quotes.ts';
+import { createQuote } from '../../commands/quotes.ts';
+import type { QuoteRequest } from '../../domain/quote.ts';
 import { listRequest, paginate } from '../../projections/pagination.ts';
 import { renderQuote, withQuoteStatus } from '../../projections/views/quote.ts';
 import { listParamsWith, moneySchemas } from './money-schemas.ts';

@@ -1,0 +1,143 @@
+// The lifecycle payins and payouts share, written once: created → pending (same decision as the
+// create: the leg is handed to the provider gateway) → submitted (the provider's reference, once)
+// → completed | failed, once, from the provider's outcome. Each payment kind names its events
+// `<kind>.<step>` (payin.created, payout.failed…) and adds its own create rules (payin.ts, payout.ts).
+import { invariant } from './errors.ts';
+import { unreachable, type DomainEvent } from './decider.ts';
+import type { QuoteCreated } from './quote.ts';
+import type { LegOutcome, PaymentLifecycle, PaymentStatus } from './payment.ts';
+
+export type PaymentKind = 'payin' | 'payout';
+
+/** Each step's event data; `created` is the kind's own. */
+interface StepData<Created> {
+  created: Created;
+  pending: { reason: string | null; at: string };
+  submitted: { provider_reference: string; at: string };
+  completed: { provider_reference: string | null; at: string };
+  failed: { reason: string; provider_reference: string | null; at: string };
+}
+type Step = keyof StepData<unknown>;
+
+/** A payment's events: `payin.created`, `payin.pending`… for K = 'payin'. */
+export type PaymentEvent<K extends PaymentKind, Created> = {
+  [S in Step]: DomainEvent<`${K}.${S}`, StepData<Created>[S]>;
+}[Step];
+
+/** The same event without its kind, for the one evolve both kinds share. */
+type StepEvent<Created> = { [S in Step]: { step: S; data: StepData<Created>[S] } }[Step];
+
+/** What a payment's create event carries at least. */
+interface CreatedBase {
+  merchant_id: string;
+  at: string;
+}
+
+export interface PaymentState<Created> extends PaymentLifecycle {
+  exists: boolean;
+  created: Created | null;
+}
+
+/** The commands both kinds take once created, each a plain value. */
+export type PaymentLifecycleCommand =
+  | { type: 'RecordSubmission'; data: { providerReference: string; at: string } }
+  | { type: 'Settle'; data: LegOutcome & { at: string } };
+
+const initialLifecycle = (): PaymentLifecycle => ({
+  status: 'created', provider_reference: null, failure_reason: null, history: [], updated_at: '',
+  submitted_at: null, completed_at: null, failed_at: null,
+});
+
+function moveTo<S extends PaymentLifecycle>(s: S, status: PaymentStatus, reason: string | null, at: string): S {
+  return { ...s, status, history: [...s.history, { status, reason, created_at: at }], updated_at: at };
+}
+
+/**
+ * What a payment copies from the quote it consumes: the amounts and the route, as quoted (each kind
+ * adds its party, then the quote's pricing and wallet impact, in its event's field order).
+ */
+export function asQuoted(q: QuoteCreated) {
+  return {
+    quote_id: q.quote_id, send_amount: q.send_amount, send_currency: q.send_currency, receive_amount: q.receive_amount,
+    receive_currency: q.receive_currency, total_fee: q.total_fee, country_code: q.country_code, operator_code: q.operator_code,
+    rail_type: q.rail_type,
+  };
+}
+
+/**
+ * The shared lifecycle of payments of kind `kind`: initial state, evolve, and the decisions every
+ * kind takes the same way.
+ */
+export function paymentLifecycle<K extends PaymentKind, Created extends CreatedBase>(kind: K) {
+  type State = PaymentState<Created>;
+  type Event = PaymentEvent<K, Created>;
+  const event = <S extends Step>(step: S, data: StepData<Created>[S]) => ({ type: `${kind}.${step}`, data }) as Event;
+  const stepOf = (e: Event) => ({ step: e.type.slice(kind.length + 1), data: e.data }) as StepEvent<Created>;
+
+  function evolve(s: State, e: Event): State {
+    const x = stepOf(e);
+    switch (x.step) {
+      case 'created':
+        return moveTo({ ...s, exists: true, created: x.data }, 'created', null, x.data.at);
+      case 'pending':
+        return moveTo(s, 'pending', x.data.reason, x.data.at);
+      case 'submitted':
+        return { ...s, provider_reference: x.data.provider_reference, submitted_at: x.data.at, updated_at: x.data.at };
+      case 'completed':
+        return moveTo({ ...s, provider_reference: x.data.provider_reference ?? s.provider_reference, completed_at: x.data.at }, 'completed', null, x.data.at);
+      case 'failed':
+        return moveTo({
+          ...s, provider_reference: x.data.provider_reference ?? s.provider_reference, failure_reason: x.data.reason, failed_at: x.data.at,
+        }, 'failed', x.data.reason, x.data.at);
+      default:
+        return unreachable(x);
+    }
+  }
+
+  /**
+   * Created and handed to the provider (pending) in one decision. A retried create decides nothing;
+   * the kind's create rules (`decideCreated`: party, OTP, quote…) run only for a payment not yet created.
+   */
+  function create(s: State, c: { paymentId: string; merchantId: string }, decideCreated: () => Created): Event[] {
+    if (s.exists) {
+      invariant(s.created!.merchant_id === c.merchantId, `${kind} ${c.paymentId} belongs to another merchant`);
+      return [];
+    }
+    const created = decideCreated();
+    return [event('created', created), event('pending', { reason: 'awaiting the provider', at: created.at })];
+  }
+
+  /** The provider accepted the leg under this reference (recorded once). */
+  function recordSubmission(s: State, c: { providerReference: string; at: string }): Event[] {
+    invariant(s.exists, `submission for a ${kind} that does not exist`);
+    if (s.status !== 'pending' || s.provider_reference !== null) return [];
+    return [event('submitted', { provider_reference: c.providerReference, at: c.at })];
+  }
+
+  /** The provider's final outcome; once settled, a replayed or late outcome changes nothing. */
+  function settle(s: State, c: LegOutcome & { at: string }): Event[] {
+    invariant(s.exists, `outcome for a ${kind} that does not exist`);
+    if (s.status !== 'pending') return [];
+    if (c.outcome === 'completed') return [event('completed', { provider_reference: c.providerReference, at: c.at })];
+    return [event('failed', { reason: c.reason, provider_reference: c.providerReference, at: c.at })];
+  }
+
+  /** The lifecycle commands, decided alike for every kind. */
+  function decideLifecycle(command: PaymentLifecycleCommand, s: State): Event[] {
+    switch (command.type) {
+      case 'RecordSubmission':
+        return recordSubmission(s, command.data);
+      case 'Settle':
+        return settle(s, command.data);
+      default:
+        return unreachable(command);
+    }
+  }
+
+  return {
+    initialState: (): State => ({ exists: false, created: null, ...initialLifecycle() }),
+    evolve,
+    create,
+    decideLifecycle,
+  };
+}
