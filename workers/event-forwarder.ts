@@ -216,5 +216,3 @@ class Forwarding {
 export function makeEventForwarder(opts: ForwarderOptions = {}): Worker {
   return { name: FORWARDER, start: (s: Services) => Forwarding.start(s, opts) };
 }
-
-export const eventForwarder: Worker = makeEventForwarder();
