@@ -7,7 +7,7 @@ import { unreachable, type DomainEvent } from './decider.ts';
 import type { QuoteCreated } from './quote.ts';
 import type { LegOutcome, PaymentLifecycle, PaymentStatus } from './payment.ts';
 
-export type PaymentKind = 'payin' | 'payout';
+type PaymentKind = 'payin' | 'payout';
 
 /** Each step's event data; `created` is the kind's own. */
 interface StepData<Created> {
@@ -64,80 +64,81 @@ export function asQuoted(q: QuoteCreated) {
   };
 }
 
+function eventOf<K extends PaymentKind, C, S extends Step>(kind: K, step: S, data: StepData<C>[S]): PaymentEvent<K, C> {
+  return { type: `${kind}.${step}`, data } as PaymentEvent<K, C>;
+}
+
+function evolvePayment<K extends PaymentKind, C extends CreatedBase>(s: PaymentState<C>, e: PaymentEvent<K, C>): PaymentState<C> {
+  const x = { step: e.type.slice(e.type.indexOf('.') + 1), data: e.data } as StepEvent<C>;
+  switch (x.step) {
+    case 'created':
+      return moveTo({ ...s, exists: true, created: x.data }, 'created', null, x.data.at);
+    case 'pending':
+      return moveTo(s, 'pending', x.data.reason, x.data.at);
+    case 'submitted':
+      return { ...s, provider_reference: x.data.provider_reference, submitted_at: x.data.at, updated_at: x.data.at };
+    case 'completed':
+      return moveTo({ ...s, provider_reference: x.data.provider_reference ?? s.provider_reference, completed_at: x.data.at }, 'completed', null, x.data.at);
+    case 'failed':
+      return moveTo({
+        ...s, provider_reference: x.data.provider_reference ?? s.provider_reference, failure_reason: x.data.reason, failed_at: x.data.at,
+      }, 'failed', x.data.reason, x.data.at);
+    default:
+      return unreachable(x);
+  }
+}
+
 /**
- * The shared lifecycle of payments of kind `kind`: initial state, evolve, and the decisions every
- * kind takes the same way.
+ * Created and handed to the provider (pending) in one decision. A retried create decides nothing;
+ * the kind's create rules (`decideCreated`: party, OTP, quote…) run only for a payment not yet created.
  */
-export function paymentLifecycle<K extends PaymentKind, Created extends CreatedBase>(kind: K) {
-  type State = PaymentState<Created>;
-  type Event = PaymentEvent<K, Created>;
-  const event = <S extends Step>(step: S, data: StepData<Created>[S]) => ({ type: `${kind}.${step}`, data }) as Event;
-  const stepOf = (e: Event) => ({ step: e.type.slice(kind.length + 1), data: e.data }) as StepEvent<Created>;
-
-  function evolve(s: State, e: Event): State {
-    const x = stepOf(e);
-    switch (x.step) {
-      case 'created':
-        return moveTo({ ...s, exists: true, created: x.data }, 'created', null, x.data.at);
-      case 'pending':
-        return moveTo(s, 'pending', x.data.reason, x.data.at);
-      case 'submitted':
-        return { ...s, provider_reference: x.data.provider_reference, submitted_at: x.data.at, updated_at: x.data.at };
-      case 'completed':
-        return moveTo({ ...s, provider_reference: x.data.provider_reference ?? s.provider_reference, completed_at: x.data.at }, 'completed', null, x.data.at);
-      case 'failed':
-        return moveTo({
-          ...s, provider_reference: x.data.provider_reference ?? s.provider_reference, failure_reason: x.data.reason, failed_at: x.data.at,
-        }, 'failed', x.data.reason, x.data.at);
-      default:
-        return unreachable(x);
-    }
+function createPayment<K extends PaymentKind, C extends CreatedBase>(
+  kind: K, s: PaymentState<C>, c: { paymentId: string; merchantId: string }, decideCreated: () => C,
+): PaymentEvent<K, C>[] {
+  if (s.exists) {
+    invariant(s.created!.merchant_id === c.merchantId, `${kind} ${c.paymentId} belongs to another merchant`);
+    return [];
   }
+  const created = decideCreated();
+  return [eventOf(kind, 'created', created), eventOf(kind, 'pending', { reason: 'awaiting the provider', at: created.at })];
+}
 
-  /**
-   * Created and handed to the provider (pending) in one decision. A retried create decides nothing;
-   * the kind's create rules (`decideCreated`: party, OTP, quote…) run only for a payment not yet created.
-   */
-  function create(s: State, c: { paymentId: string; merchantId: string }, decideCreated: () => Created): Event[] {
-    if (s.exists) {
-      invariant(s.created!.merchant_id === c.merchantId, `${kind} ${c.paymentId} belongs to another merchant`);
-      return [];
-    }
-    const created = decideCreated();
-    return [event('created', created), event('pending', { reason: 'awaiting the provider', at: created.at })];
+/** The provider accepted the leg under this reference (recorded once). */
+function recordSubmission<K extends PaymentKind, C>(kind: K, s: PaymentState<C>, c: { providerReference: string; at: string }): PaymentEvent<K, C>[] {
+  invariant(s.exists, `submission for a ${kind} that does not exist`);
+  if (s.status !== 'pending' || s.provider_reference !== null) return [];
+  return [eventOf(kind, 'submitted', { provider_reference: c.providerReference, at: c.at })];
+}
+
+/** The provider's final outcome; once settled, a replayed or late outcome changes nothing. */
+function settle<K extends PaymentKind, C>(kind: K, s: PaymentState<C>, c: LegOutcome & { at: string }): PaymentEvent<K, C>[] {
+  invariant(s.exists, `outcome for a ${kind} that does not exist`);
+  if (s.status !== 'pending') return [];
+  if (c.outcome === 'completed') return [eventOf(kind, 'completed', { provider_reference: c.providerReference, at: c.at })];
+  return [eventOf(kind, 'failed', { reason: c.reason, provider_reference: c.providerReference, at: c.at })];
+}
+
+/** The lifecycle commands, decided alike for every kind. */
+function decideLifecycle<K extends PaymentKind, C>(kind: K, command: PaymentLifecycleCommand, s: PaymentState<C>): PaymentEvent<K, C>[] {
+  switch (command.type) {
+    case 'RecordSubmission':
+      return recordSubmission(kind, s, command.data);
+    case 'Settle':
+      return settle(kind, s, command.data);
+    default:
+      return unreachable(command);
   }
+}
 
-  /** The provider accepted the leg under this reference (recorded once). */
-  function recordSubmission(s: State, c: { providerReference: string; at: string }): Event[] {
-    invariant(s.exists, `submission for a ${kind} that does not exist`);
-    if (s.status !== 'pending' || s.provider_reference !== null) return [];
-    return [event('submitted', { provider_reference: c.providerReference, at: c.at })];
-  }
-
-  /** The provider's final outcome; once settled, a replayed or late outcome changes nothing. */
-  function settle(s: State, c: LegOutcome & { at: string }): Event[] {
-    invariant(s.exists, `outcome for a ${kind} that does not exist`);
-    if (s.status !== 'pending') return [];
-    if (c.outcome === 'completed') return [event('completed', { provider_reference: c.providerReference, at: c.at })];
-    return [event('failed', { reason: c.reason, provider_reference: c.providerReference, at: c.at })];
-  }
-
-  /** The lifecycle commands, decided alike for every kind. */
-  function decideLifecycle(command: PaymentLifecycleCommand, s: State): Event[] {
-    switch (command.type) {
-      case 'RecordSubmission':
-        return recordSubmission(s, command.data);
-      case 'Settle':
-        return settle(s, command.data);
-      default:
-        return unreachable(command);
-    }
-  }
-
+/**
+ * The shared lifecycle of payments of kind `kind`: initial state, evolve, the create both kinds
+ * wrap their own rules in, and the lifecycle commands, decided alike.
+ */
+export function paymentLifecycle<K extends PaymentKind, C extends CreatedBase>(kind: K) {
   return {
-    initialState: (): State => ({ exists: false, created: null, ...initialLifecycle() }),
-    evolve,
-    create,
-    decideLifecycle,
+    initialState: (): PaymentState<C> => ({ exists: false, created: null, ...initialLifecycle() }),
+    evolve: (s: PaymentState<C>, e: PaymentEvent<K, C>) => evolvePayment(s, e),
+    create: (s: PaymentState<C>, c: { paymentId: string; merchantId: string }, decideCreated: () => C) => createPayment(kind, s, c, decideCreated),
+    decideLifecycle: (command: PaymentLifecycleCommand, s: PaymentState<C>) => decideLifecycle<K, C>(kind, command, s),
   };
 }

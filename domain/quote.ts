@@ -13,8 +13,8 @@ import type { PriceRule, Pricing, Routing } from './merchant.ts';
 import { checkAmountRange, checkFeeRule, feeFor, formatMoney, grossForNet, parseAmount, type Money } from './money.ts';
 import type { WalletEffect, WalletImpact } from './payment.ts';
 
-export type FlowType = Flow;
-export type CorridorType = 'domestic' | 'cross_border';
+type FlowType = Flow;
+type CorridorType = 'domestic' | 'cross_border';
 export type QuoteStatus = 'active' | 'expired' | 'consumed';
 
 /** How the fee was computed, stated on the quote and every payment made from it. */
@@ -60,7 +60,7 @@ export interface QuoteCreated {
   at: string;
 }
 
-export interface QuoteConsumed {
+interface QuoteConsumed {
   payment_type: 'payin' | 'payout' | 'transfer';
   payment_id: string;
   at: string;
@@ -95,7 +95,7 @@ interface QuoteCommon {
   expiresAt: string;
 }
 
-export interface QuoteLeg {
+interface QuoteLeg {
   countryCode: string;
   operatorCode: string | undefined;
   railType: string;
@@ -165,7 +165,7 @@ function quotePayinOrPayout(s: QuoteState, c: QuoteCommon & QuoteLeg & { flow: '
   }];
 }
 
-export interface TransferQuoteRequest {
+interface TransferQuoteRequest {
   payerOperatorCode: string;
   recipientOperatorCode: string;
   corridorCode: string | undefined;
