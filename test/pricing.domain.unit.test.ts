@@ -5,6 +5,7 @@ import t from 'tap';
 import { DomainError } from '../domain/errors.ts';
 import { checkFeeRule, feeFor, grossForNet, parsePercent } from '../domain/money.ts';
 import * as M from '../domain/merchant.ts';
+import { deciderSpec } from './helpers/spec.ts';
 
 const refusal = (f: () => unknown): DomainError | undefined => {
   try {
@@ -17,8 +18,10 @@ const refusal = (f: () => unknown): DomainError | undefined => {
 };
 
 const AT = '2026-06-01T10:00:00.000Z';
-const merchant = (): M.MerchantState =>
-  M.createMerchant(M.merchantDecider.initialState(), { merchantId: 'm-1', name: 'Acme', at: AT }).reduce(M.merchantDecider.evolve, M.merchantDecider.initialState());
+const created = M.merchantDecider.decide({ type: 'CreateMerchant', data: { merchantId: 'm-1', name: 'Acme', at: AT } }, M.merchantDecider.initialState());
+/** Given a merchant (just created, default pricing). */
+const merchant = () => deciderSpec(M.merchantDecider).given(created);
+const setPricing = (pricing: Partial<M.Pricing>): M.MerchantCommand => ({ type: 'SetPricing', data: { pricing, at: AT } });
 
 t.test('parsePercent: 0 to 100 inclusive; anything else is a DomainError naming the field', async (t) => {
   t.same(parsePercent('100'), { num: 100n, den: 1n });
@@ -46,21 +49,18 @@ t.test('the fee arithmetic refuses a broken rule with a DomainError, never a pla
 });
 
 t.test('given a merchant, when pricing sets a percent above 100, then 400 naming each bad field, no event', async (t) => {
-  const s = merchant();
-  const e = refusal(() => M.setPricing(s, {
-    pricing: { payin: { percent: '100.5', fixed: '0' }, payout: { percent: '1', fixed: '0' }, transfer: { percent: '250', fixed: '0.5' } },
-    at: AT,
-  }));
-  t.equal(e?.code, 'bad_request');
+  const e = merchant().when(setPricing({
+    payin: { percent: '100.5', fixed: '0' }, payout: { percent: '1', fixed: '0' }, transfer: { percent: '250', fixed: '0.5' },
+  })).thenThrows(t, 'bad_request');
   t.same(e?.details?.map((d) => d.field), ['payin.percent', 'transfer.percent'], 'every bad field, by flow');
-  const fixed = refusal(() => M.setPricing(s, { pricing: { transfer: { percent: '2', fixed: '0.5' } }, at: AT }));
+  const fixed = merchant().when(setPricing({ transfer: { percent: '2', fixed: '0.5' } })).thenThrows(t, 'bad_request');
   t.same(fixed?.details?.map((d) => d.field), ['transfer.fixed']);
 });
 
 t.test('given a merchant, when pricing is 0 to 100 %, then it is set', async (t) => {
-  const s = merchant();
-  const events = M.setPricing(s, { pricing: { payin: { percent: '100', fixed: '0' }, payout: { percent: '0', fixed: '25' } }, at: AT });
+  const given = merchant();
+  const events = given.when(setPricing({ payin: { percent: '100', fixed: '0' }, payout: { percent: '0', fixed: '25' } })).events();
   t.equal(events.length, 1);
-  const after = events.reduce(M.merchantDecider.evolve, s);
+  const after = events.reduce(M.merchantDecider.evolve, given.state);
   t.same(after.pricing, { payin: { percent: '100', fixed: '0' }, payout: { percent: '0', fixed: '25' }, transfer: M.DEFAULT_PRICING.transfer });
 });
