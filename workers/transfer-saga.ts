@@ -1,5 +1,5 @@
 // The transfer saga's one step that is not a leg outcome: a created transfer starts its collection.
-// Everything after is driven by the legs' outcomes (commands/transfers.ts settleTransferLeg, called
+// Everything after is driven by the legs' outcomes (commands/transfer-legs.ts, called
 // by the provider gateway), so the saga's state is the transfer stream itself: after a crash,
 // redelivered events decide nothing twice and nothing is kept in memory.
 import type { Services } from '../commands/services.ts';
