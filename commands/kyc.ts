@@ -1,5 +1,6 @@
-// KYC commands on the customer stream (domain/kyc.ts): the merchant's submission, the review
-// worker's steps (workers/kyc-review.ts), and the KYC gate that payouts and transfers pass.
+// KYC commands on the customer stream (domain/kyc.ts): the merchant's submission and the review
+// worker's steps (workers/kyc-review.ts). Payouts and transfers decide the KYC gate themselves
+// (domain/kyc.ts requireKycFor).
 import { randomUUID } from 'node:crypto';
 import type { Services } from './services.ts';
 import * as C from '../domain/customer.ts';
@@ -8,7 +9,6 @@ import type { ErrorDetail } from '../domain/errors.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { checkUrl, UnsafeUrlError, type UrlPolicy } from '../infra/url-safety.ts';
 import { streams } from './streams.ts';
-import { loadMerchant } from './lookups.ts';
 
 /**
  * Where KYC files may be fetched from (CONTRACT.md §1): https to public addresses, or, with
@@ -90,17 +90,4 @@ export function recordKycDocumentCheck(
 /** Review step: the verdict once every document is checked (decided once). */
 export function completeKycReview(s: Services, customerId: string, submissionId: string, meta: EventMetadata): Promise<C.CustomerState> {
   return onCustomer(s, customerId, { type: 'CompleteKycReview', data: { submissionId, at: s.clock.now().toISOString() } }, meta);
-}
-
-/**
- * The KYC gate for a payout or a transfer disbursing through `operatorCode`: 400 kyc_required when
- * the merchant's routing requires KYC for that operator and the customer's KYC is not verified.
- * Read from the event store, not a read model, so a verdict just recorded is seen.
- */
-export async function requireKyc(s: Services, merchantId: string, customerId: string, operatorCode: string): Promise<void> {
-  const merchant = await loadMerchant(s, merchantId);
-  const required = merchant.routing.kyc_required_operators ?? [];
-  if (!required.includes(operatorCode)) return;
-  const { state } = await s.aggregates.load(streams.customer(customerId), C.customerDecider);
-  K.requireKycFor({ kycRequiredOperators: required, operatorCode, kycStatus: state.kycStatus });
 }
