@@ -1,6 +1,7 @@
 // Merchant commands on quotes: price from the merchant's routing and pricing (quoteDecider), append, wait for the read models.
 import type { Services } from './services.ts';
 import * as Q from '../domain/quote.ts';
+import type { QuoteRequest } from '../domain/quote-pricing.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
@@ -13,7 +14,7 @@ import { readMerchant, requireCustomer } from './lookups.ts';
  */
 export async function createQuote(
   s: Services,
-  c: { quoteId: string; merchantId: string; customerId: string | null; request: Q.QuoteRequest; fresh?: boolean },
+  c: { quoteId: string; merchantId: string; customerId: string | null; request: QuoteRequest; fresh?: boolean },
   meta: EventMetadata,
 ): Promise<Created<Q.QuoteState>> {
   const streamId = streams.quote(c.quoteId);

@@ -6,7 +6,7 @@
 import { DomainError } from './errors.ts';
 import { unreachable, type CommandDecider } from './decider.ts';
 import { operator } from './catalogue.ts';
-import type { QuoteCreated, QuotePricing } from './quote.ts';
+import type { QuoteCreated, QuotePricing } from './quote-pricing.ts';
 import { checkParty, type RailParty, type WalletImpact } from './payment.ts';
 import { asQuoted, paymentLifecycle, type PaymentEvent, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
 

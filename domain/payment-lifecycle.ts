@@ -4,7 +4,7 @@
 // `<kind>.<step>` (payin.created, payout.failed…) and adds its own create rules (payin.ts, payout.ts).
 import { invariant } from './errors.ts';
 import { unreachable, type DomainEvent } from './decider.ts';
-import type { QuoteCreated } from './quote.ts';
+import type { QuoteCreated } from './quote-pricing.ts';
 import type { LegOutcome, PaymentLifecycle, PaymentStatus } from './payment.ts';
 
 type PaymentKind = 'payin' | 'payout';

@@ -5,7 +5,7 @@
 // payins share (payment-lifecycle.ts).
 import { unreachable, type CommandDecider } from './decider.ts';
 import { requireKycFor, type KycStatus } from './kyc.ts';
-import type { QuoteCreated, QuotePricing } from './quote.ts';
+import type { QuoteCreated, QuotePricing } from './quote-pricing.ts';
 import { checkParty, type Recipient, type WalletImpact } from './payment.ts';
 import { asQuoted, paymentLifecycle, type PaymentEvent, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
 

@@ -2,7 +2,7 @@
 // matches the quote, an OTP where the operator requires one); and its rendering.
 import t from 'tap';
 import * as P from '../domain/payin.ts';
-import type { QuoteCreated } from '../domain/quote.ts';
+import type { QuoteCreated } from '../domain/quote-pricing.ts';
 import { fold } from '../domain/decider.ts';
 import { InvariantViolation } from '../domain/errors.ts';
 import { renderPayin } from '../projections/views/payin.ts';

@@ -2,7 +2,7 @@
 // recipient matches the quote, the KYC gate); and its rendering.
 import t from 'tap';
 import * as P from '../domain/payout.ts';
-import type { QuoteCreated } from '../domain/quote.ts';
+import type { QuoteCreated } from '../domain/quote-pricing.ts';
 import { fold } from '../domain/decider.ts';
 import { InvariantViolation } from '../domain/errors.ts';
 import { renderPayout } from '../projections/views/payout.ts';

@@ -1,6 +1,7 @@
 // Quotes: pricing, routing refusals, transfer corridors and fixed payouts, and using a quote once.
 import t from 'tap';
 import * as Q from '../domain/quote.ts';
+import type { QuoteCreated, QuoteRequest } from '../domain/quote-pricing.ts';
 import { DEFAULT_PRICING, DEFAULT_ROUTING } from '../domain/merchant.ts';
 import { grossForNet, netOf } from '../domain/money.ts';
 import { deciderSpec } from './helpers/spec.ts';
@@ -16,7 +17,7 @@ const leg = { countryCode: 'CM', operatorCode: 'CM_MTN_MOMO', railType: 'mobile_
 const given = (events: Q.QuoteEvent[]) => deciderSpec(Q.quoteDecider).given(events);
 const fresh = () => given([]);
 /** Price a quote: the merchant's routing and pricing, ids and time in `common`, the request in `request`. */
-const quote = (request: Partial<typeof common> & Q.QuoteRequest): Q.QuoteCommand => ({ type: 'CreateQuote', data: { ...common, ...request } });
+const quote = (request: Partial<typeof common> & QuoteRequest): Q.QuoteCommand => ({ type: 'CreateQuote', data: { ...common, ...request } });
 
 t.test('payin quote: fee out of the amount, receive = send − fee, wallet impact on completion', async (t) => {
   fresh().when(quote({ ...leg, flow: 'payin' })).thenMatch(t, [{
@@ -80,7 +81,7 @@ t.test('transfer quote from payin_amount: corridor from the operators, FX 1, pay
 t.test('transfer quote from a fixed payout_amount: the smallest payin that leaves exactly it', async (t) => {
   for (const payout of [100n, 101n, 999n, 9800n, 9801n, 12345n, 500000n]) {
     const [e] = fresh().when(quote({ ...transfer, payinAmount: undefined, payoutAmount: payout.toString() })).events();
-    const data = e!.data as Q.QuoteCreated;
+    const data = e!.data as QuoteCreated;
     const payin = BigInt(data.payin_amount!);
     t.equal(data.payout_amount, payout.toString());
     t.equal(netOf(payin, DEFAULT_PRICING.transfer), payout, `${payin} leaves ${payout}`);

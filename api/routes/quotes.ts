@@ -3,7 +3,7 @@ import type { ApiModule, Ctx } from '../module.ts';
 import { body, errors, idempotencyHeader, idParam, json, listOf, ref } from '../openapi/common.ts';
 import { DomainError, invariant } from '../../domain/errors.ts';
 import { createQuote } from '../../commands/quotes.ts';
-import type { QuoteRequest } from '../../domain/quote.ts';
+import type { QuoteRequest } from '../../domain/quote-pricing.ts';
 import { listRequest, paginate } from '../../projections/pagination.ts';
 import { renderQuote, withQuoteStatus } from '../../projections/views/quote.ts';
 import { listParamsWith, moneySchemas } from './money-schemas.ts';
