@@ -179,7 +179,7 @@ interface ConfigureWebhook {
   at: string;
 }
 
-export function createMerchant(s: MerchantState, c: CreateMerchant): MerchantEvent[] {
+function createMerchant(s: MerchantState, c: CreateMerchant): MerchantEvent[] {
   if (s.exists) return []; // a retried create with the same id: already done
   return [{ type: 'merchant.created', data: { merchant_id: c.merchantId, name: c.name, routing: DEFAULT_ROUTING, pricing: DEFAULT_PRICING, at: c.at } }];
 }
@@ -257,7 +257,7 @@ function unknownCodes(field: string, values: string[], known: readonly string[])
   return values.filter((v) => !known.includes(v)).map((v) => ({ field, message: `unknown code ${v}` }));
 }
 
-export function setPricing(s: MerchantState, c: { pricing: Partial<Pricing>; at: string }): MerchantEvent[] {
+function setPricing(s: MerchantState, c: { pricing: Partial<Pricing>; at: string }): MerchantEvent[] {
   requireMerchant(s);
   // Every quote computes its fee from these rules: a rule it could not use is refused here.
   const details: ErrorDetail[] = [];
