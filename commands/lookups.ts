@@ -3,6 +3,7 @@
 // a lagging projection; inside `transact`, the merchant is held unchanged until the commit.
 import type { Services } from './services.ts';
 import { customerDecider, requireNamedCustomer } from '../domain/customer.ts';
+import type { KycGate } from '../domain/kyc.ts';
 import { merchantDecider, requireMerchant, type MerchantState } from '../domain/merchant.ts';
 import { streams } from './streams.ts';
 import type { AttemptLoader } from './aggregates.ts';
@@ -30,4 +31,16 @@ export async function loadMerchant(s: Services, merchantId: string): Promise<Mer
   const { state } = await s.aggregates.load(streams.merchant(merchantId), merchantDecider);
   requireMerchant(state);
   return state;
+}
+
+/**
+ * What the KYC gate decides with (routing kyc_required_operators): the customer's KYC status is read
+ * only when the operator is on the merchant's list.
+ */
+export async function kycGate(s: Services, merchantId: string, customerId: string, operatorCode: string): Promise<KycGate> {
+  const merchant = await loadMerchant(s, merchantId);
+  const requiredOperators = merchant.routing.kyc_required_operators ?? [];
+  if (!requiredOperators.includes(operatorCode)) return { requiredOperators, customerStatus: null };
+  const { state } = await s.aggregates.load(streams.customer(customerId), customerDecider);
+  return { requiredOperators, customerStatus: state.kycStatus };
 }

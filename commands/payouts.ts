@@ -9,13 +9,12 @@ import type { Services } from './services.ts';
 import * as P from '../domain/payout.ts';
 import * as Q from '../domain/quote.ts';
 import * as W from '../domain/wallet.ts';
-import { customerDecider } from '../domain/customer.ts';
 import { invariant } from '../domain/errors.ts';
 import type { LegOutcome, Recipient } from '../domain/payment.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
-import { loadMerchant, requireCustomer } from './lookups.ts';
+import { kycGate, requireCustomer } from './lookups.ts';
 import { created, existing, type Created } from './created.ts';
 import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
 
@@ -29,16 +28,6 @@ export interface CreatePayout {
   metadata: Record<string, string>;
   /** The id was drawn by this request's idempotency claim (no take-over): the resource cannot exist yet. */
   fresh?: boolean;
-}
-
-/**
- * What the payout's KYC gate decides on, read from the event store (not a read model), so a verdict
- * just recorded is seen: the merchant's routing and the customer's KYC status.
- */
-async function kycOf(s: Services, merchantId: string, customerId: string): Promise<P.CreatePayout['kyc']> {
-  const merchant = await loadMerchant(s, merchantId);
-  const { state } = await s.aggregates.load(streams.customer(customerId), customerDecider);
-  return { kycRequiredOperators: merchant.routing.kyc_required_operators ?? [], kycStatus: state.kycStatus };
 }
 
 export async function createPayout(s: Services, c: CreatePayout, meta: EventMetadata): Promise<Created<P.PayoutState>> {
@@ -70,7 +59,7 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
       type: 'CreatePayout',
       data: {
         payoutId: c.payoutId, merchantId: c.merchantId, customerId: c.customerId, quote: q, recipient: c.recipient,
-        paymentReasonText: c.paymentReasonText, metadata: c.metadata, kyc: await kycOf(s, c.merchantId, c.customerId), at,
+        paymentReasonText: c.paymentReasonText, metadata: c.metadata, kyc: await kycGate(s, c.merchantId, c.customerId, q.operator_code), at,
       },
     }, payout.state);
     // The hold of send_amount is the wallet's decision (insufficient_balance: nothing is appended).

@@ -11,12 +11,11 @@
 import type { Services } from './services.ts';
 import * as T from '../domain/transfer.ts';
 import * as Q from '../domain/quote.ts';
-import { customerDecider } from '../domain/customer.ts';
 import type { RailParty, Recipient } from '../domain/payment.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew, type AttemptLoader } from './aggregates.ts';
 import { streams } from './streams.ts';
-import { loadMerchant, requireCustomer } from './lookups.ts';
+import { kycGate, requireCustomer } from './lookups.ts';
 import { created, existing, type Created } from './created.ts';
 import { withSealedOtp } from './sealed-otp.ts';
 import { withWalletEffects } from './transfer-wallets.ts';
@@ -81,18 +80,6 @@ async function decideCreate(s: Services, tx: AttemptLoader, c: CreateTransfer, s
     appends: [{ streamId: quote.streamId, expectedVersion: quote.version, events: toNew(consumed, meta) }, ...appends],
     result: created(events.reduce(T.transferDecider.evolve, transfer.state)),
   };
-}
-
-/**
- * What the KYC gate decides with (routing kyc_required_operators): the customer's KYC status is read
- * only when the disbursing operator is on the merchant's list.
- */
-async function kycGate(s: Services, merchantId: string, customerId: string, operatorCode: string): Promise<T.KycGate> {
-  const merchant = await loadMerchant(s, merchantId);
-  const requiredOperators = merchant.routing.kyc_required_operators ?? [];
-  if (!requiredOperators.includes(operatorCode)) return { requiredOperators, customerStatus: null };
-  const { state } = await s.aggregates.load(streams.customer(customerId), customerDecider);
-  return { requiredOperators, customerStatus: state.kycStatus };
 }
 
 /** Saga step: the transfer exists → its collection starts (once, whatever the redeliveries). */

@@ -348,6 +348,22 @@ function completeReview(s: KycHolder, c: CompleteReview): KycEvent[] {
  * The operator gate (routing `kyc_required_operators`): a payout or a transfer disbursing through an
  * operator that requires KYC needs the customer's KYC verified, else 400 `kyc_required`.
  */
+/**
+ * What a payment's KYC gate decides with (routing kyc_required_operators): the merchant's list, and
+ * the customer's KYC status, read only when the operator is on the list (null: not read).
+ */
+export interface KycGate {
+  requiredOperators: readonly string[];
+  customerStatus: KycStatus | null;
+}
+
+/** The gate of one operator: a customer whose KYC is not verified is refused where it is required. */
+export function passKycGate(gate: KycGate, operatorCode: string): void {
+  if (!gate.requiredOperators.includes(operatorCode)) return;
+  invariant(gate.customerStatus !== null, `the KYC gate of ${operatorCode} needs the customer's KYC status`);
+  requireKycFor({ kycRequiredOperators: gate.requiredOperators, operatorCode, kycStatus: gate.customerStatus });
+}
+
 export function requireKycFor(c: { kycRequiredOperators: readonly string[]; operatorCode: string; kycStatus: KycStatus }): void {
   if (!c.kycRequiredOperators.includes(c.operatorCode) || c.kycStatus === 'verified') return;
   throw new DomainError('kyc_required', `${c.operatorCode} requires the customer's KYC to be verified; it is ${c.kycStatus}`, [

@@ -4,7 +4,7 @@
 // created → pending → completed (the hold is posted) | failed (the hold is released): the lifecycle
 // payins share (payment-lifecycle.ts).
 import { unreachable, type CommandDecider } from './decider.ts';
-import { requireKycFor, type KycStatus } from './kyc.ts';
+import { passKycGate, type KycGate } from './kyc.ts';
 import type { QuoteCreated, QuotePricing } from './quote-pricing.ts';
 import { checkParty, type Recipient, type WalletImpact } from './payment.ts';
 import { asQuoted, paymentLifecycle, type PaymentEvent, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
@@ -47,7 +47,7 @@ export interface CreatePayout {
   paymentReasonText: string;
   metadata: Record<string, string>;
   /** What the KYC gate decides on: the merchant's routing (kyc_required_operators) and the customer's KYC status. */
-  kyc: { kycRequiredOperators: readonly string[]; kycStatus: KycStatus };
+  kyc: KycGate;
   at: string;
 }
 
@@ -64,7 +64,7 @@ const lifecycle = paymentLifecycle<'payout', PayoutCreated>('payout');
 function decideCreated(c: CreatePayout): PayoutCreated {
   const q = c.quote;
   const recipient = checkParty(c.recipient, q, 'recipient');
-  requireKycFor({ ...c.kyc, operatorCode: q.operator_code });
+  passKycGate(c.kyc, q.operator_code);
   return {
     payout_id: c.payoutId, merchant_id: c.merchantId, customer_id: c.customerId, ...asQuoted(q),
     recipient, payment_reason_text: c.paymentReasonText, pricing: q.pricing, wallet_impact: q.wallet_impact,

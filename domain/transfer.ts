@@ -5,7 +5,7 @@
 import { DomainError, refuse, invariant } from './errors.ts';
 import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
 import { operator } from './catalogue.ts';
-import { requireKycFor, type KycStatus } from './kyc.ts';
+import { passKycGate, type KycGate } from './kyc.ts';
 import { checkAmountRange, parseAmount } from './money.ts';
 import { checkParty, type RailParty, type Recipient } from './payment.ts';
 import type { QuoteCreated, QuoteState } from './quote.ts';
@@ -88,11 +88,6 @@ export type TransferEvent =
  * The KYC gate's facts (routing `kyc_required_operators`): the merchant's list, and the customer's
  * KYC status, read when the recipient's operator is on the list (null: not read, no gate).
  */
-export interface KycGate {
-  requiredOperators: readonly string[];
-  customerStatus: KycStatus | null;
-}
-
 export interface CreateTransfer {
   transferId: string;
   merchantId: string;
@@ -309,12 +304,6 @@ function create(s: TransferState, c: CreateTransfer): TransferEvent[] {
       metadata: c.metadata, otp_required: otpRequired, otp_supplied: c.otpSupplied, at: c.at,
     },
   }];
-}
-
-function passKycGate(gate: KycGate, operatorCode: string): void {
-  if (!gate.requiredOperators.includes(operatorCode)) return;
-  invariant(gate.customerStatus !== null, `the KYC gate of ${operatorCode} needs the customer's KYC status`);
-  requireKycFor({ kycRequiredOperators: gate.requiredOperators, operatorCode, kycStatus: gate.customerStatus });
 }
 
 /** The saga starts the collection once; a redelivered trigger decides nothing. */

@@ -32,7 +32,7 @@ const quote: QuoteCreated = {
   payer_operator_code: null, recipient_operator_code: 'SN_WAVE_MOMO', payin_amount: null, payin_currency: null, payout_amount: null, payout_currency: null,
   pricing: created.pricing, wallet_impact: created.wallet_impact, expires_at: '2026-06-01T10:15:00.000Z', at,
 };
-const noKyc = { kycRequiredOperators: [], kycStatus: 'not_started' as const };
+const noKyc = { requiredOperators: [], customerStatus: null };
 const create = (patch: Partial<P.CreatePayout> = {}): P.PayoutCommand => ({
   type: 'CreatePayout',
   data: {
@@ -73,12 +73,12 @@ t.test('create: the recipient must match the quote (party check)', async (t) => 
 });
 
 t.test("create: an operator on the routing's KYC list needs the customer's KYC verified", async (t) => {
-  const gate = { kycRequiredOperators: ['SN_WAVE_MOMO'] };
-  const refused = given([]).when(create({ kyc: { ...gate, kycStatus: 'pending' } })).thenThrows(t, 'kyc_required');
+  const gate = { requiredOperators: ['SN_WAVE_MOMO'] };
+  const refused = given([]).when(create({ kyc: { ...gate, customerStatus: 'pending' } })).thenThrows(t, 'kyc_required');
   t.same(refused?.details?.map((d) => d.field), ['customer_id']);
-  given([]).when(create({ kyc: { ...gate, kycStatus: 'verified' } })).then(t, [createdE, pendingE], 'verified: created');
-  given([]).when(create({ kyc: { kycRequiredOperators: ['SN_ORANGE_MOMO'], kycStatus: 'not_started' } })).then(t, [createdE, pendingE], 'another operator: no gate');
-  given([]).when(create({ recipient: { ...created.recipient, operator_code: 'SN_ORANGE_MOMO' }, kyc: { ...gate, kycStatus: 'not_started' } }))
+  given([]).when(create({ kyc: { ...gate, customerStatus: 'verified' } })).then(t, [createdE, pendingE], 'verified: created');
+  given([]).when(create({ kyc: { requiredOperators: ['SN_ORANGE_MOMO'], customerStatus: null } })).then(t, [createdE, pendingE], 'another operator: no gate');
+  given([]).when(create({ recipient: { ...created.recipient, operator_code: 'SN_ORANGE_MOMO' }, kyc: { ...gate, customerStatus: 'not_started' } }))
     .thenThrows(t, 'quote_mismatch', 'the party is checked before the KYC gate');
 });
 

@@ -6,6 +6,7 @@ import { walletCommands } from '../domain/transfer-wallets.ts';
 import type { QuoteCreated, QuotePricing, QuoteState } from '../domain/quote.ts';
 import type { WalletImpact } from '../domain/payment.ts';
 import { InvariantViolation } from '../domain/errors.ts';
+import type { KycGate } from '../domain/kyc.ts';
 import { deciderSpec } from './helpers/spec.ts';
 
 const at = '2026-06-01T10:00:00.000Z';
@@ -36,7 +37,7 @@ const quote: QuoteCreated = {
   payin_amount: '10204', payin_currency: 'XAF', payout_amount: '10000', payout_currency: 'XOF',
   pricing: {} as QuotePricing, wallet_impact: null as unknown as WalletImpact, expires_at: '2026-06-01T10:15:00.000Z', at,
 };
-const noGate: T.KycGate = { requiredOperators: [], customerStatus: null };
+const noGate: KycGate = { requiredOperators: [], customerStatus: null };
 const create = (data: Partial<T.CreateTransfer> = {}): T.TransferCommand => ({
   type: 'CreateTransfer',
   data: {
@@ -63,7 +64,7 @@ t.test('create: the quote\'s transfer, with the parties checked against it', asy
 });
 
 t.test('create: the KYC gate of the disbursing operator (routing kyc_required_operators)', async (t) => {
-  const gated = (customerStatus: T.KycGate['customerStatus']) => create({ kyc: { requiredOperators: ['SN_WAVE_MOMO'], customerStatus } });
+  const gated = (customerStatus: KycGate['customerStatus']) => create({ kyc: { requiredOperators: ['SN_WAVE_MOMO'], customerStatus } });
   given([]).when(gated('not_started')).thenThrows(t, 'kyc_required', 'a customer without KYC');
   given([]).when(gated('pending')).thenThrows(t, 'kyc_required', 'a KYC still in review');
   given([]).when(gated('verified')).thenMatch(t, [{ type: 'transfer.created' }], 'a verified customer');
