@@ -34,7 +34,7 @@ export const BUSY_RETRY_MIN_MS = 25;
 /** A merchant's attempts over the bound wait for a slot here only if its attempts take under this. */
 export const QUEUE_IF_TYPICAL_UNDER_MS = 100;
 /** At most this many attempts of one merchant wait for a slot (each holds one of the job kind's). */
-export const MAX_WAITING_PER_MERCHANT = PER_MERCHANT_CONCURRENCY;
+const MAX_WAITING_PER_MERCHANT = PER_MERCHANT_CONCURRENCY;
 /** How long an attempt waits for a slot before it is put back after all. */
 export const MAX_SLOT_WAIT_MS = 250;
 /** Safety net for an event still waiting for its predecessor (normally released at once). */
