@@ -16,7 +16,7 @@ import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
 import { requireCustomer } from './lookups.ts';
-import { created, existing, type Created } from './created.ts';
+import { created, createdEarlier, existing, type Created } from './created.ts';
 import { withSealedOtp } from './sealed-otp.ts';
 
 export interface CreatePayin {
@@ -34,11 +34,8 @@ export interface CreatePayin {
 export async function createPayin(s: Services, c: CreatePayin, meta: EventMetadata): Promise<Created<P.PayinState>> {
   const payinStream = streams.payin(c.payinId);
   const quoteStream = streams.quote(c.quoteId);
-  if (c.fresh) s.aggregates.assumeNew(payinStream, P.payinDecider);
-  else {
-    const found = await s.aggregates.load(payinStream, P.payinDecider);
-    if (found.state.exists) return existing(found.state); // a retry that took over the claim
-  }
+  const earlier = await createdEarlier(s.aggregates, payinStream, P.payinDecider, c.fresh);
+  if (earlier) return earlier;
   await requireCustomer(s, c.merchantId, c.customerId);
   return withSealedOtp(s, c.payinId, c.otp, async (seal) => {
     const { result, append } = await s.aggregates.transact([quoteStream, payinStream], async (tx) => {

@@ -15,7 +15,7 @@ import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { kycGate, requireCustomer } from './lookups.ts';
-import { created, existing, type Created } from './created.ts';
+import { created, createdEarlier, existing, type Created } from './created.ts';
 import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
 
 export interface CreatePayout {
@@ -33,11 +33,8 @@ export interface CreatePayout {
 export async function createPayout(s: Services, c: CreatePayout, meta: EventMetadata): Promise<Created<P.PayoutState>> {
   const payoutStream = streams.payout(c.payoutId);
   const quoteStream = streams.quote(c.quoteId);
-  if (c.fresh) s.aggregates.assumeNew(payoutStream, P.payoutDecider);
-  else {
-    const found = await s.aggregates.load(payoutStream, P.payoutDecider);
-    if (found.state.exists) return existing(found.state); // a retry that took over the claim
-  }
+  const earlier = await createdEarlier(s.aggregates, payoutStream, P.payoutDecider, c.fresh);
+  if (earlier) return earlier;
   await requireCustomer(s, c.merchantId, c.customerId);
   // The wallet to hold from is the quote's currency: read it first to know which stream to lock.
   const peek = await s.aggregates.peek(quoteStream, Q.quoteDecider);

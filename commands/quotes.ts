@@ -5,7 +5,7 @@ import type { QuoteRequest } from '../domain/quote-pricing.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
-import { created, existing, type Created } from './created.ts';
+import { created, createdEarlier, existing, type Created } from './created.ts';
 import { readMerchant, requireCustomer } from './lookups.ts';
 
 /**
@@ -18,11 +18,8 @@ export async function createQuote(
   meta: EventMetadata,
 ): Promise<Created<Q.QuoteState>> {
   const streamId = streams.quote(c.quoteId);
-  if (c.fresh) s.aggregates.assumeNew(streamId, Q.quoteDecider);
-  else {
-    const found = await s.aggregates.load(streamId, Q.quoteDecider);
-    if (found.state.exists) return existing(found.state); // a retry that took over the claim
-  }
+  const earlier = await createdEarlier(s.aggregates, streamId, Q.quoteDecider, c.fresh);
+  if (earlier) return earlier;
   if (c.customerId !== null) await requireCustomer(s, c.merchantId, c.customerId);
   const now = s.clock.now();
   const { result, append } = await s.aggregates.transact([streamId], async (tx) => {

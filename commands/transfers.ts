@@ -16,7 +16,7 @@ import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew, type AttemptLoader } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { kycGate, requireCustomer } from './lookups.ts';
-import { created, existing, type Created } from './created.ts';
+import { created, createdEarlier, existing, type Created } from './created.ts';
 import { withSealedOtp } from './sealed-otp.ts';
 import { withWalletEffects } from './transfer-wallets.ts';
 
@@ -39,11 +39,8 @@ export interface CreateTransfer {
 export async function createTransfer(s: Services, c: CreateTransfer, meta: EventMetadata): Promise<Created<T.TransferState>> {
   const transferStream = streams.transfer(c.transferId);
   const quoteStream = streams.quote(c.quoteId);
-  if (c.fresh) s.aggregates.assumeNew(transferStream, T.transferDecider);
-  else {
-    const found = await s.aggregates.load(transferStream, T.transferDecider);
-    if (found.state.exists) return existing(found.state); // a retry that took over the claim
-  }
+  const earlier = await createdEarlier(s.aggregates, transferStream, T.transferDecider, c.fresh);
+  if (earlier) return earlier;
   await requireCustomer(s, c.merchantId, c.customerId);
   const peek = await s.aggregates.peek(quoteStream, Q.quoteDecider);
   const walletStream = streams.wallet(c.merchantId, T.transferQuote(peek.state, c.merchantId).payout_currency!);
@@ -61,7 +58,9 @@ async function decideCreate(s: Services, tx: AttemptLoader, c: CreateTransfer, s
   const quote = await tx.load(streams.quote(c.quoteId), Q.quoteDecider);
   const transfer = await tx.load(streams.transfer(c.transferId), T.transferDecider);
   if (transfer.state.exists) return { appends: [], result: existing(transfer.state) };
-  const consumed = Q.consume(quote.state, { merchantId: c.merchantId, flow: 'transfer', paymentId: c.transferId, customerId: c.customerId, now, at });
+  const consumed = Q.quoteDecider.decide({
+    type: 'ConsumeQuote', data: { merchantId: c.merchantId, flow: 'transfer', paymentId: c.transferId, customerId: c.customerId, now, at },
+  }, quote.state);
   const q = quote.state.quote!;
   const events = T.transferDecider.decide({
     type: 'CreateTransfer',

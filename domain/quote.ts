@@ -8,7 +8,6 @@ import type { Flow } from './catalogue.ts';
 import { priceQuote, type CreateQuote, type QuoteCreated } from './quote-pricing.ts';
 
 // For the transfer aggregate and its spec, which import them from here (to be retired: import quote-pricing.ts).
-export type { QuoteCreated, QuotePricing } from './quote-pricing.ts';
 export type QuoteStatus = 'active' | 'expired' | 'consumed';
 
 interface QuoteConsumed {
@@ -57,7 +56,7 @@ export interface Consume {
  * `quote_mismatch`; already used → `quote_not_active`; past expires_at → `quote_expired`. The same
  * payment again (a retry): nothing.
  */
-export function consume(s: QuoteState, c: Consume): QuoteEvent[] {
+function consume(s: QuoteState, c: Consume): QuoteEvent[] {
   const q = quoteFor(s, c.merchantId);
   if (s.consumed?.payment_id === c.paymentId) return [];
   if (q.flow_type !== c.flow) refuse('quote_mismatch', `This is a ${q.flow_type} quote, not a ${c.flow} quote`, [{ field: 'quote_id', message: `must be a ${c.flow} quote` }]);

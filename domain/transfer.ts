@@ -8,7 +8,8 @@ import { operator } from './catalogue.ts';
 import { passKycGate, type KycGate } from './kyc.ts';
 import { checkAmountRange, parseAmount } from './money.ts';
 import { checkParty, type RailParty, type Recipient } from './payment.ts';
-import type { QuoteCreated, QuoteState } from './quote.ts';
+import type { QuoteState } from './quote.ts';
+import type { QuoteCreated } from './quote-pricing.ts';
 
 export type TransferStatus = 'pending' | 'collecting' | 'disbursing' | 'completed' | 'failed';
 export type LegStatus = 'not_started' | 'pending' | 'completed' | 'failed';

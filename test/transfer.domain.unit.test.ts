@@ -3,7 +3,8 @@
 import t from 'tap';
 import * as T from '../domain/transfer.ts';
 import { walletCommands } from '../domain/transfer-wallets.ts';
-import type { QuoteCreated, QuotePricing, QuoteState } from '../domain/quote.ts';
+import type { QuoteState } from '../domain/quote.ts';
+import type { QuoteCreated, QuotePricing } from '../domain/quote-pricing.ts';
 import type { WalletImpact } from '../domain/payment.ts';
 import { InvariantViolation } from '../domain/errors.ts';
 import type { KycGate } from '../domain/kyc.ts';
