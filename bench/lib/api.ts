@@ -71,10 +71,3 @@ export const transferBody = (quoteId: string, customerId: string) => ({
   payer: { country_code: 'CM', rail_type: 'mobile_money', operator_code: 'CM_MTN_MOMO', phone: '+237670000001' },
   recipient: { country_code: 'SN', rail_type: 'mobile_money', operator_code: 'SN_WAVE_MOMO', phone: '+221770000001', recipient_type: 'individual', first_name: 'Moussa', last_name: 'Ndiaye' },
 });
-
-/** Quote then transfer; returns the transfer id. */
-export async function createTransfer(base: string, m: Merchant): Promise<string> {
-  const q = expect(await asMerchant(base, m, 'POST', '/quotes/transfer', transferQuoteBody), 201, 'transfer quote');
-  const t = expect(await asMerchant(base, m, 'POST', '/transfers', transferBody(q.id, m.customerId)), 201, 'transfer');
-  return t.id as string;
-}

@@ -12,6 +12,3 @@ export const round = (n: number, digits = 1): number => {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
 };
-
-/** Per second, from a count and a duration in milliseconds. */
-export const perSecond = (count: number, ms: number): number => (ms > 0 ? (count * 1000) / ms : 0);
