@@ -13,6 +13,8 @@ export interface OperationValidator {
   body?: ValidateFunction;
   params?: ValidateFunction;
   query?: ValidateFunction;
+  /** The path parameters that are ids (format uuid): a malformed one names nothing (404), unlike a bad `currency` (400). */
+  pathIds?: string[];
 }
 
 function makeAjv(document: OpenApiDocument, coerce: boolean): Ajv2020 {
@@ -61,8 +63,10 @@ export function compileValidators(document: OpenApiDocument): Map<string, Operat
           additionalProperties: where === 'path',
         };
         const compiled = params.compile(schema);
-        if (where === 'path') v.params = compiled;
-        else v.query = compiled;
+        if (where === 'path') {
+          v.params = compiled;
+          v.pathIds = list.filter((p) => (p.schema as { format?: string } | undefined)?.format === 'uuid').map((p) => p.name);
+        } else v.query = compiled;
       }
       out.set(op.operationId, v);
     }

@@ -50,9 +50,21 @@ export function listRequest(query: Record<string, unknown>): ListRequest {
   return {
     limit: typeof query.limit === 'number' ? query.limit : undefined,
     cursor: text(query.cursor),
-    createdFrom: text(query.created_from),
-    createdTo: text(query.created_to),
+    createdFrom: dayBound(text(query.created_from), 'start'),
+    createdTo: dayBound(text(query.created_to), 'end'),
   };
+}
+
+const CALENDAR_DATE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
+
+/**
+ * A bound given as a date (YYYY-MM-DD) is a whole UTC day, inclusive at both ends: `created_from`
+ * from its first instant, `created_to` to its last microsecond (created_at's precision), as a
+ * merchant asking for "up to the 25th" means the 25th too. A date-time is kept as sent.
+ */
+function dayBound(value: string | undefined, end: 'start' | 'end'): string | undefined {
+  if (value === undefined || !CALENDAR_DATE.test(value)) return value;
+  return end === 'start' ? `${value}T00:00:00.000000Z` : `${value}T23:59:59.999999Z`;
 }
 
 export function encodeCursor(position: CursorPosition): string {

@@ -228,6 +228,40 @@ t.test('list: filters status (KYC), created_from/created_to, external_ref', asyn
   t.same(await ids(`?external_ref=ref-b&limit=1&cursor=${paged.body.next_cursor}`), [b.body.id], 'filters apply with the cursor');
 });
 
+t.test('list: kyc_status filters like status, and dates are whole UTC days (issue 31)', async (t) => {
+  const m = await h.newMerchant('KycStatusAndDates');
+  clock.advance(60_000);
+  const a = await create(m, { first_name: 'A', last_name: 'X' });
+  clock.advance(60_000);
+  const b = await create(m, { first_name: 'B', last_name: 'X' });
+  const ids = async (q: string) => {
+    const r = await h.as(m, 'GET', `/customers${q}`);
+    t.equal(r.status, 200, `${q}: ${JSON.stringify(r.body.error ?? '')}`);
+    return r.body.data?.map((x: any) => x.id);
+  };
+  t.same(await ids('?kyc_status=not_started'), [b.body.id, a.body.id], 'kyc_status, the field\'s own name');
+  t.same(await ids('?kyc_status=verified'), []);
+  t.same(await ids('?status=not_started'), [b.body.id, a.body.id], 'status still works');
+  t.same(await ids('?status=not_started&kyc_status=verified'), [], 'both must match');
+  const bad = await h.as(m, 'GET', '/customers?kyc_status=shiny');
+  t.equal(bad.status, 400);
+  t.ok(detailFields(bad).includes('query.kyc_status'));
+
+  const day = (iso: string) => iso.slice(0, 10);
+  const dayOf = day(a.body.created_at);
+  t.equal(day(b.body.created_at), dayOf, 'both created the same day');
+  const next = day(new Date(Date.parse(`${dayOf}T00:00:00Z`) + 86_400_000).toISOString());
+  const previous = day(new Date(Date.parse(`${dayOf}T00:00:00Z`) - 86_400_000).toISOString());
+  t.same(await ids(`?created_from=${dayOf}`), [b.body.id, a.body.id], 'created_from=<date>: from the start of that day');
+  t.same(await ids(`?created_from=${next}`), []);
+  t.same(await ids(`?created_to=${dayOf}`), [b.body.id, a.body.id], 'created_to=<date>: that whole day included');
+  t.same(await ids(`?created_to=${previous}`), []);
+  t.same(await ids(`?created_from=${dayOf}&created_to=${dayOf}`), [b.body.id, a.body.id], 'one day, both bounds');
+  const notADay = await h.as(m, 'GET', '/customers?created_from=2026-02-30');
+  t.equal(notADay.status, 400, 'a date that does not exist is refused');
+  t.ok(detailFields(notADay).includes('query.created_from'));
+});
+
 t.test('list: bad parameters are 400 bad_request naming the parameter', async (t) => {
   const m = await h.newMerchant('BadParams');
   await create(m, { first_name: 'A', last_name: 'X' });

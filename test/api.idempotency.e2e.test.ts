@@ -209,6 +209,23 @@ t.test('a business refusal is an outcome: stored and replayed (test-only operati
   t.equal(refusals, 1, 'the handler ran once');
 });
 
+t.test('a replayed refusal is the same body: the first request_id, and the hint to send a new key (issue 31)', async (t) => {
+  const m = await h.newMerchant('RefusalBody');
+  const call = (requestId: string) => request(probeUrl, 'POST', '/probe/refusals', {
+    body: { amount: '5000' }, headers: { ...auth(m), 'idempotency-key': 'refusal-body-1', 'x-request-id': requestId },
+  });
+  const first = await call('first-request');
+  t.equal(first.status, 400);
+  t.equal(first.body.error.request_id, 'first-request', 'the first answer names its request');
+  t.match(first.body.error.message, /^The wallet holds too little\. .*send the request with a new Idempotency-Key\.$/, 'the message says how to run again');
+  const again = await call('second-request');
+  t.equal(again.status, 400);
+  t.same(withoutMeta(again.body), withoutMeta(first.body), 'the same body, request_id included (CONTRACT.md §6)');
+  t.equal(again.body.error.request_id, 'first-request', 'the request that produced the outcome');
+  t.equal(again.body.error.code, 'insufficient_balance', 'the code stays');
+  t.equal(again.headers.get('x-request-id'), 'second-request', 'X-Request-Id still names this request (CONTRACT.md §5)');
+});
+
 t.test('keys are scoped to the merchant', async (t) => {
   const a = await h.newMerchant('ScopeA');
   const b = await h.newMerchant('ScopeB');

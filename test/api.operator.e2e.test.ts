@@ -148,3 +148,18 @@ t.test('GET /operators reflects the merchant routing', async (t) => {
   t.same(codes, ['CM_MTN_MOMO', 'CM_ORANGE_MOMO', 'SN_FREE_MOMO', 'SN_ORANGE_MOMO', 'SN_WAVE_MOMO']);
   t.same(some.body.data.find((o: any) => o.operator_code === 'CM_MTN_MOMO').flows, ['payin', 'transfer']);
 });
+
+t.test('a top-up in a currency that is not offered is a 400 naming it, not a 404 (issue 31)', async (t) => {
+  const m = await h.newMerchant('TopUpCurrency');
+  for (const currency of ['xof', 'EUR']) {
+    const r = await h.admin('POST', `/admin/merchants/${m.merchantId}/wallets/${currency}/top-ups`, { amount: '5000' });
+    t.equal(r.status, 400, currency);
+    t.equal(r.body.error.code, 'bad_request');
+    t.same(r.body.error.details, [{ field: 'path.currency', message: 'must be one of: XAF, XOF' }], `${currency}: the field and what it accepts`);
+    t.match(r.body.error.message, /currency/);
+  }
+  const ok = await h.admin('POST', `/admin/merchants/${m.merchantId}/wallets/XOF/top-ups`, { amount: '5000' });
+  t.equal(ok.status, 201, 'XOF is accepted');
+  const noMerchant = await h.admin('POST', '/admin/merchants/not-a-uuid/wallets/XOF/top-ups', { amount: '5000' });
+  t.equal(noMerchant.status, 404, 'a malformed merchant id still names nothing');
+});

@@ -43,6 +43,25 @@ export const idempotently = (handler: Handler): Answer => (ctx, req) =>
 const withMeta = (body: unknown, key: string, replayed: boolean) =>
   ({ ...(body && typeof body === 'object' ? (body as object) : {}), _meta: { idempotency_key: key, idempotency_replayed: replayed } });
 
+/**
+ * A stored refusal is replayed even after its cause is fixed (a topped-up wallet): its message says
+ * so, with what to do. The code stays; the first answer and every replay carry the same message.
+ */
+const NEW_KEY_HINT =
+  'This refusal is stored for this Idempotency-Key and replayed to every retry with it: once the cause is fixed, send the request with a new Idempotency-Key.';
+
+const withNewKeyHint = (message: string) => (message.endsWith(NEW_KEY_HINT) ? message : `${message}. ${NEW_KEY_HINT}`.replace(/\.\. /, '. '));
+
+/**
+ * The stored body as replayed. Refusals stored before the first request's id and the hint were kept
+ * in them (issue 31) get the hint; their request id is gone (the X-Request-Id header is the replay's own).
+ */
+function replayedBody(body: unknown): unknown {
+  const error = (body as { error?: { message?: unknown } } | null)?.error;
+  if (!error || typeof error.message !== 'string') return body;
+  return { ...(body as object), error: { ...error, message: withNewKeyHint(error.message) } };
+}
+
 /** Runs the request once per key; answers the reply to send. */
 async function runIdempotent(r: IdempotentRequest): Promise<Reply> {
   const { ctx, key } = r;
@@ -53,7 +72,7 @@ async function runIdempotent(r: IdempotentRequest): Promise<Reply> {
     // are committed side by side, below; a crash can fall between): a replay, like the first
     // answer, is sent only once they include everything committed so far.
     await awaitEverythingCommitted(services);
-    return { status: claim.status, body: withMeta(claim.body, key, true) };
+    return { status: claim.status, body: withMeta(replayedBody(claim.body), key, true) };
   }
   const stopRenewing = services.idempotency.keepAlive(claim, (err) => ctx.log.warn({ err }, 'idempotency lease renewal failed'));
   try {
@@ -85,9 +104,11 @@ async function runClaimed(r: IdempotentRequest, claim: HeldClaim): Promise<Reply
     // A body the handler finds invalid (bad_request: a phone, a date) was refused before it ran,
     // like a schema error: nothing is stored, so the corrected body can use the same key.
     if (err instanceof DomainError && err.code !== 'bad_request' && STATUS_OF[err.code] < 500) {
-      // A business refusal is an outcome: stored and replayed like a success.
-      await outcome(STATUS_OF[err.code], errorBody(err.code, err.message, err.details));
-      return { status: STATUS_OF[err.code], body: withMeta(errorBody(err.code, err.message, err.details, ctx.requestId), key, false) };
+      // A business refusal is an outcome: stored and replayed like a success, the same body
+      // (CONTRACT.md §6): the first request's id included, and the hint that only a new key runs again.
+      const refusal = errorBody(err.code, withNewKeyHint(err.message), err.details, ctx.requestId);
+      await outcome(STATUS_OF[err.code], refusal);
+      return { status: STATUS_OF[err.code], body: withMeta(refusal, key, false) };
     }
     // Nothing stored; the resource id stays with the key unless nothing can have been written.
     await services.idempotency.abandon(claim, err instanceof DomainError && err.code === 'bad_request').catch(() => undefined);

@@ -22,9 +22,17 @@ function jsonDepth(value: unknown, depth = 0): number {
 export function validatePathAndQuery(v: OperationValidator): RequestHandler {
   return (req, res, next) => {
     const params = { ...req.params } as Record<string, string>;
-    if ((v.params && !v.params(params)) || unstorableField(params) !== undefined) {
-      // A malformed id in a path names nothing: the same 404 as an unknown one.
-      throw new DomainError('not_found', 'Resource not found');
+    if (unstorableField(params) !== undefined) throw new DomainError('not_found', 'Resource not found');
+    if (v.params && !v.params(params)) {
+      const errors = v.params.errors ?? [];
+      // A malformed id in a path names nothing: the same 404 as an unknown one. Any other path
+      // parameter (a wallet's currency) is a value the caller chose: 400 naming it and what it accepts.
+      const ids = new Set(v.pathIds ?? []);
+      if (errors.length === 0 || errors.some((e) => ids.has(e.instancePath.replace(/^\//, '').split('/')[0]!))) {
+        throw new DomainError('not_found', 'Resource not found');
+      }
+      const details = describeErrors(errors, 'path.');
+      throw new DomainError('bad_request', `Invalid path parameter: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details);
     }
     const query = { ...(req.query as Record<string, unknown>) };
     const badQuery = unstorableField(query);

@@ -52,10 +52,13 @@ export const commonSchemas = {
   },
   Meta: {
     type: 'object',
+    description: 'On the answers of idempotent requests: the key, and whether this answer is a replay of the first.',
+    required: ['idempotency_key', 'idempotency_replayed'],
     properties: { idempotency_key: { type: 'string' }, idempotency_replayed: { type: 'boolean' } },
   },
   StatusHistoryEntry: {
     type: 'object',
+    required: ['status', 'reason', 'created_at'],
     properties: {
       status: { type: 'string' },
       reason: { type: ['string', 'null'] },
@@ -106,7 +109,7 @@ export const commonSchemas = {
         type: 'array',
         items: {
           type: 'object',
-          required: ['currency', 'when', 'available_delta', 'reserved_delta'],
+          required: ['currency', 'when', 'available_delta', 'reserved_delta', 'description'],
           properties: {
             currency: { $ref: '#/components/schemas/Currency' },
             when: {
@@ -166,13 +169,22 @@ export const idempotencyHeader = {
   description: 'One unique key per business intent; reuse only to retry the same body. Kept 24 hours.',
 };
 
+/** A list bound: an RFC 3339 date-time, or a calendar date (the day's start or end, UTC: projections/pagination.ts). */
+const dateOrDateTime = { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'string', format: 'date' }] };
+
 export const listParams = [
   { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
   { name: 'cursor', in: 'query', schema: { type: 'string', maxLength: 200 } },
   { name: 'status', in: 'query', schema: { type: 'string', maxLength: 40 } },
   { name: 'customer_id', in: 'query', schema: { type: 'string', format: 'uuid' } },
-  { name: 'created_from', in: 'query', schema: { type: 'string', format: 'date-time' } },
-  { name: 'created_to', in: 'query', schema: { type: 'string', format: 'date-time' } },
+  {
+    name: 'created_from', in: 'query', schema: dateOrDateTime,
+    description: 'Only what was created at or after this instant (inclusive). A date (YYYY-MM-DD) means the start of that day, UTC.',
+  },
+  {
+    name: 'created_to', in: 'query', schema: dateOrDateTime,
+    description: 'Only what was created at or before this instant (inclusive). A date (YYYY-MM-DD) includes that whole day, UTC (to its last microsecond).',
+  },
 ];
 
 export const listOf = (item: unknown) => ({

@@ -122,6 +122,8 @@ const listParameters = [
       : p.name === 'customer_id'
         ? { ...p, description: "Only this customer (its own id); an unknown id or another merchant's gives an empty list" }
         : p)),
+  // The field is kyc_status: a merchant filters by the name it reads (status stays, the list convention).
+  { name: 'kyc_status', in: 'query', schema: { type: 'string', enum: [...C.KYC_STATUSES] }, description: 'The KYC status; the same filter as status' },
   { name: 'external_ref', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: "The merchant's own identifier" },
 ];
 
@@ -139,7 +141,7 @@ export const customersModule: ApiModule = {
       get: {
         ...merchant, operationId: 'listCustomers',
         summary: 'List customers, newest first',
-        description: 'Filters: status (the KYC status, kyc_status), customer_id (the customer\'s own id: that customer, ' +
+        description: 'Filters: kyc_status (or status, its other name: both must match when both are sent), customer_id (the customer\'s own id: that customer, ' +
           'or nothing when it is unknown or another merchant\'s), created_from and created_to (inclusive), external_ref. ' +
           'Send the same filters with the cursor of the previous page.',
         parameters: listParameters,
@@ -176,6 +178,7 @@ export const customersModule: ApiModule = {
       const knex = ctx.services.knex;
       const q = knex('customers').select('*').where({ merchant_id: ctx.merchantId });
       if (ctx.query.status !== undefined) q.where({ kyc_status: ctx.query.status });
+      if (ctx.query.kyc_status !== undefined) q.where({ kyc_status: ctx.query.kyc_status });
       if (ctx.query.customer_id !== undefined) q.where({ id: ctx.query.customer_id });
       if (ctx.query.external_ref !== undefined) q.where({ external_ref: ctx.query.external_ref });
       const page = await paginate(knex, q, listRequest(ctx.query), rowView);
