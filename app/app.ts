@@ -106,7 +106,7 @@ async function listen(services: ApiServices, port: number | undefined): Promise<
 export async function startApp(opts: AppOptions): Promise<RunningApp> {
   const config = opts.config;
   const clock = opts.clock ?? systemClock;
-  const log = opts.log ?? createLogger(config.logLevel);
+  const log = opts.log ?? createLogger(config.logLevel, undefined, config.logFormat);
   const { db, unlock } = await openDatabase(opts, log);
   await migrate(db);
   const services = await buildServices(config, db, { clock, log, resolver: opts.resolver, bus: opts.bus });

@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     throw err;
   }
   setHeapGrowingPercent(config.heapGrowingPercent);
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, config.logFormat);
   armCrashPoints(config.crashAt); // test only: a no-op unless CRASH_AT is set
   if (config.crashAt) log.warn({ crash_at: config.crashAt }, 'crash points armed (CRASH_AT, test only)');
   const app = await startApp({ config, log });

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { parseCrashSpec } from './crash-points.ts';
 import { DEFAULT_HEAP_GROWING_PERCENT } from './heap-growth.ts';
+import type { LogFormat } from './log.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -24,6 +25,8 @@ export interface Config {
   /** One KYC file fetch (every redirect, the headers and the whole body) must finish within this. */
   kycFetchTimeoutMs: number;
   logLevel: string;
+  /** `LOG_FORMAT`: pretty lines when stdout is a terminal and JSON lines otherwise (`auto`), or always one of them. */
+  logFormat: LogFormat;
   /** Server key for API-secret hashes and sealed secrets; generated into DATA_DIR when unset. */
   secretHashKey: string | undefined;
   /** Requests per second per API key (token bucket refill); 0 disables. */
@@ -89,6 +92,13 @@ function busForward(raw: string | undefined): 'consumed' | 'all' {
   throw new ConfigError('BUS_FORWARD must be consumed or all');
 }
 
+function logFormat(raw: string | undefined): LogFormat {
+  const value = (raw ?? '').toLowerCase();
+  if (value === '' || value === 'auto') return 'auto';
+  if (value === 'json' || value === 'pretty') return value;
+  throw new ConfigError('LOG_FORMAT must be auto, json or pretty');
+}
+
 function crashSpec(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
   try {
@@ -137,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     allowPrivateUrls: bool(env, 'ALLOW_PRIVATE_URLS'),
     kycFetchTimeoutMs: int(env, 'KYC_FETCH_TIMEOUT_MS', 15_000, 1),
     logLevel: env.LOG_LEVEL || 'info',
+    logFormat: logFormat(env.LOG_FORMAT),
     secretHashKey: env.SECRET_HASH_KEY || undefined,
     rateLimitPerSecond: int(env, 'RATE_LIMIT_PER_SECOND', 100),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 200, 1),
