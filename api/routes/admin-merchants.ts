@@ -24,6 +24,8 @@ const codes = (items: unknown) => ({ type: 'array', maxItems: 100, items });
 const schemas = {
   Merchant: {
     type: 'object',
+    description: 'The create answer carries id, name, status and created_at; reads add routing, pricing, webhook_url and updated_at.',
+    required: ['id', 'name', 'status', 'created_at'],
     properties: {
       id: ref('Uuid'), name: { type: 'string' }, status: { type: 'string', enum: ['active', 'inactive'] },
       routing: ref('Routing'), pricing: ref('Pricing'), webhook_url: { type: ['string', 'null'] },
@@ -32,6 +34,7 @@ const schemas = {
   },
   Routing: {
     type: 'object',
+    required: ['payin_operators', 'payout_operators', 'corridors', 'kyc_required_operators'],
     properties: {
       payin_operators: codes({ type: 'string', enum: OPERATOR_CODES }),
       payout_operators: codes({ type: 'string', enum: OPERATOR_CODES }),
@@ -39,9 +42,15 @@ const schemas = {
       kyc_required_operators: codes({ type: 'string', enum: OPERATOR_CODES }),
     },
   },
-  Pricing: { type: 'object', properties: { payin: priceRule, payout: priceRule, transfer: priceRule } },
+  Pricing: { type: 'object', required: ['payin', 'payout', 'transfer'], properties: { payin: priceRule, payout: priceRule, transfer: priceRule } },
+  WebhookSecret: {
+    type: 'object',
+    required: ['url', 'signing_secret'],
+    properties: { url: { type: 'string' }, signing_secret: { type: 'string', description: 'Shown once: verifies the X-Service-Signature of each delivery' } },
+  },
   ApiKey: {
     type: 'object',
+    required: ['id', 'api_key', 'status', 'created_at', 'expires_at'],
     properties: {
       id: ref('Uuid'), api_key: { type: 'string' }, status: { type: 'string', enum: ['active', 'revoked', 'expired'] },
       created_at: ref('DateTime'), expires_at: { type: ['string', 'null'], format: 'date-time' },
@@ -49,6 +58,8 @@ const schemas = {
   },
   ApiKeyWithSecret: {
     type: 'object',
+    description: 'A created key answers every field; a rotation answers id, api_key and api_secret.',
+    required: ['id', 'api_key', 'api_secret'],
     properties: {
       id: ref('Uuid'), api_key: { type: 'string' }, api_secret: { type: 'string', description: 'Shown once' },
       status: { type: 'string' }, created_at: ref('DateTime'), expires_at: { type: ['string', 'null'] },
@@ -117,7 +128,7 @@ export const adminMerchants: ApiModule = {
       get: {
         ...admin, operationId: 'adminListApiKeys', summary: 'List API keys (never the secrets)',
         parameters: [mid],
-        responses: { 200: json({ type: 'object', properties: { data: { type: 'array', items: ref('ApiKey') } } }), 401: errors[401], 404: errors[404] },
+        responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('ApiKey') } } }), 401: errors[401], 404: errors[404] },
       },
     },
     '/admin/merchants/{merchant_id}/api-keys/{key_id}/rotate': {
@@ -139,14 +150,15 @@ export const adminMerchants: ApiModule = {
         ...admin, operationId: 'adminSetWebhook', summary: 'Set the webhook URL; answers a new signing secret each call',
         parameters: [mid],
         requestBody: body({ type: 'object', additionalProperties: false, required: ['url'], properties: { url: { type: 'string', minLength: 1, maxLength: 2000 } } }),
-        responses: { 200: json({ type: 'object', properties: { url: { type: 'string' }, signing_secret: { type: 'string' } } }), 400: errors[400], 401: errors[401], 404: errors[404] },
+        responses: { 200: json(ref('WebhookSecret')), 400: errors[400], 401: errors[401], 404: errors[404] },
       },
     },
     '/admin/merchants/{merchant_id}/routing': {
       put: {
         ...admin, operationId: 'adminSetRouting', summary: 'Set enabled operators and corridors',
         parameters: [mid],
-        requestBody: body({ ...schemas.Routing, additionalProperties: false }),
+        // A partial body: the lists not sent keep their value (so the answer's required list is not the body's).
+        requestBody: body({ type: 'object', additionalProperties: false, properties: schemas.Routing.properties }),
         responses: { 200: json(ref('Routing')), 400: errors[400], 401: errors[401], 404: errors[404] },
       },
     },
@@ -154,7 +166,7 @@ export const adminMerchants: ApiModule = {
       put: {
         ...admin, operationId: 'adminSetPricing', summary: 'Set pricing per flow',
         parameters: [mid],
-        requestBody: body({ ...schemas.Pricing, additionalProperties: false }),
+        requestBody: body({ type: 'object', additionalProperties: false, properties: schemas.Pricing.properties }),
         responses: { 200: json(ref('Pricing')), 400: errors[400], 401: errors[401], 404: errors[404] },
       },
     },

@@ -12,6 +12,7 @@ const mid = idParam('merchant_id');
 const schemas = {
   DashboardUser: {
     type: 'object',
+    required: ['id', 'merchant_id', 'email', 'status', 'created_at', 'password_set_at', 'last_sign_in_at'],
     properties: {
       id: ref('Uuid'), merchant_id: ref('Uuid'), email: { type: 'string', format: 'email' },
       status: { type: 'string', enum: ['invited', 'active'], description: 'invited until a password is set' },
@@ -23,6 +24,9 @@ const schemas = {
   DashboardInvitation: {
     type: 'object',
     description: 'The user plus a one-time invitation (shown once; valid 7 days; a new invitation replaces it).',
+    required: [
+      'id', 'merchant_id', 'email', 'status', 'created_at', 'password_set_at', 'last_sign_in_at', 'invitation_token', 'invitation_path', 'invitation_expires_at',
+    ],
     properties: {
       id: ref('Uuid'), merchant_id: ref('Uuid'), email: { type: 'string' }, status: { type: 'string' }, created_at: ref('DateTime'),
       password_set_at: { type: ['string', 'null'] }, last_sign_in_at: { type: ['string', 'null'] },
@@ -52,7 +56,7 @@ export const dashboardUsersModule: ApiModule = {
       get: {
         'x-auth': 'admin', tags, operationId: 'adminListDashboardUsers', summary: "A merchant's dashboard users",
         parameters: [mid],
-        responses: { 200: json({ type: 'object', properties: { data: { type: 'array', items: ref('DashboardUser') } } }), 401: errors[401], 404: errors[404] },
+        responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('DashboardUser') } } }), 401: errors[401], 404: errors[404] },
       },
     },
   },

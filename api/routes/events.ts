@@ -19,6 +19,7 @@ const statusEnum = { type: 'string', enum: DELIVERY_STATUSES };
 const schemas = {
   WebhookAttempt: {
     type: 'object',
+    required: ['attempt', 'trigger', 'attempted_at', 'url', 'status_code', 'error', 'duration_ms', 'succeeded'],
     properties: {
       attempt: { type: 'integer', description: '1 for the first attempt; manual redeliveries are numbered on' },
       trigger: { type: 'string', enum: ['scheduled', 'manual'] },
@@ -33,12 +34,16 @@ const schemas = {
   WebhookEvent: {
     type: 'object',
     description: 'The envelope delivered to the webhook URL (id, event, created_at, data) plus its delivery state.',
+    required: [
+      'id', 'event', 'created_at', 'data', 'delivery_status', 'attempt_count', 'next_attempt_at', 'last_attempt_at', 'delivered_at', 'attempts',
+    ],
     properties: {
       id: ref('Uuid'),
       event: { type: 'string', description: 'payin.completed, payin.failed, payout.completed, payout.failed, transfer.payin.completed, …' },
       created_at: ref('DateTime'),
       data: {
         type: 'object',
+        required: ['type', 'id', 'object'],
         properties: {
           type: { type: 'string', description: 'payin, payout or transfer' },
           id: ref('Uuid'),
@@ -106,7 +111,7 @@ export const eventsModule: ApiModule = {
           'with the new secret (also retries of earlier events). 400 when no webhook URL is configured.',
         parameters: [idParam('merchant_id')],
         responses: {
-          200: json({ type: 'object', properties: { url: { type: 'string' }, signing_secret: { type: 'string' } } }),
+          200: json(ref('WebhookSecret')),
           400: errors[400], 401: errors[401], 404: errors[404],
         },
       },

@@ -6,6 +6,7 @@ const amount = { type: 'string', pattern: '^[0-9]+$', description: 'Whole francs
 
 export const QuotePricing = {
   type: 'object',
+  required: ['percent', 'fixed', 'percent_fee', 'fixed_fee', 'total_fee', 'fee_currency', 'fx_rate', 'fixed_side'],
   description: 'How the fee was computed: ceil(amount × percent / 100) + fixed, in whole francs, charged out of the amount.',
   properties: {
     percent: { type: 'string', description: 'The merchant\'s percent for this flow, e.g. "1.5"' },
@@ -32,6 +33,9 @@ const paymentProperties = {
   _meta: ref('Meta'),
 };
 
+/** Every field but `_meta` (idempotent answers only): the views render each one, null when it has no value. */
+const alwaysPresent = (properties: Record<string, unknown>) => Object.keys(properties).filter((k) => k !== '_meta');
+
 export const moneySchemas = {
   QuotePricing,
   Quote: {
@@ -42,6 +46,12 @@ export const moneySchemas = {
       'country_code/operator_code are the payer\'s, send_amount = payin_amount, receive_amount = payout_amount, and ' +
       'corridor_type is `domestic` (payer and recipient in one country) or `cross_border`. For payins and payouts the ' +
       'corridor and transfer fields are null (payer_operator_code is set on payins, recipient_operator_code on payouts).',
+    required: [
+      'id', 'merchant_id', 'customer_id', 'flow_type', 'status', 'expires_at', 'send_amount', 'send_currency', 'receive_amount',
+      'receive_currency', 'total_fee', 'fx_rate', 'country_code', 'operator_code', 'rail_type', 'corridor_code', 'corridor_type',
+      'payer_operator_code', 'recipient_operator_code', 'payin_amount', 'payin_currency', 'payout_amount', 'payout_currency',
+      'pricing', 'wallet_impact', 'consumed_by', 'consumed_at', 'created_at',
+    ],
     properties: {
       id: ref('Uuid'), merchant_id: ref('Uuid'), customer_id: nullable(ref('Uuid')),
       flow_type: { type: 'string', enum: ['payin', 'payout', 'transfer'] },
@@ -55,7 +65,7 @@ export const moneySchemas = {
       payin_amount: nullable(amount), payin_currency: nullable(ref('Currency')),
       payout_amount: nullable(amount), payout_currency: nullable(ref('Currency')),
       pricing: ref('QuotePricing'), wallet_impact: ref('WalletImpact'),
-      consumed_by: nullable({ type: 'object', properties: { type: { type: 'string' }, id: ref('Uuid') } }),
+      consumed_by: nullable({ type: 'object', required: ['type', 'id'], properties: { type: { type: 'string', enum: ['payin', 'payout', 'transfer'] }, id: ref('Uuid') } }),
       consumed_at: nullable(ref('DateTime')),
       created_at: ref('DateTime'), _meta: ref('Meta'),
     },
@@ -66,6 +76,7 @@ export const moneySchemas = {
       'A collection from a payer. Status: `created` → `pending` (create answers pending) → `completed` | `failed`; ' +
       'history lists each status with its reason (failures carry the provider\'s reason, e.g. INSUFFICIENT_FUNDS). ' +
       'The one-time password is never returned.',
+    required: [...alwaysPresent(paymentProperties), 'source'],
     properties: {
       ...paymentProperties,
       source: ref('RailParty'),
@@ -77,6 +88,7 @@ export const moneySchemas = {
       'A disbursement to a recipient from the merchant\'s wallet. send_amount is held at create (available → reserved) and ' +
       'debited when the payout completes, or released if it fails; the recipient receives receive_amount = send_amount − ' +
       'total_fee. Status and history as for payins.',
+    required: [...alwaysPresent(paymentProperties), 'recipient', 'payment_reason_text'],
     properties: {
       ...paymentProperties,
       recipient: ref('Recipient'), payment_reason_text: { type: 'string' },
@@ -84,13 +96,15 @@ export const moneySchemas = {
   },
   Wallet: {
     type: 'object',
+    required: ['currency', 'available', 'reserved', 'updated_at'],
     properties: { currency: ref('Currency'), available: amount, reserved: amount, updated_at: ref('DateTime') },
   },
   LedgerEntry: {
     type: 'object',
+    required: ['id', 'merchant_id', 'currency', 'amount', 'type', 'created_at'],
     properties: {
       id: ref('Uuid'), merchant_id: ref('Uuid'), currency: ref('Currency'), amount,
-      type: { type: 'string', enum: ['top_up'] }, available: amount, reserved: amount, created_at: ref('DateTime'),
+      type: { type: 'string', enum: ['top_up'] }, created_at: ref('DateTime'),
     },
   },
 };

@@ -22,6 +22,7 @@ const schemas = {
   AuditReport: {
     type: 'object',
     description: 'ok is false when any check found a discrepancy; see the CLI (`npm run audit`) for the same report as text.',
+    required: ['ok', 'discrepancies', 'started_at', 'finished_at', 'elapsed_ms', 'ledger', 'read_models'],
     properties: {
       ok: { type: 'boolean' },
       discrepancies: { type: 'integer' },
@@ -34,10 +35,11 @@ const schemas = {
   },
   Statement: {
     type: 'object',
+    required: ['merchant_id', 'currency', 'from', 'to', 'opening', 'closing', 'totals', 'reconciled', 'lines'],
     properties: {
       merchant_id: ref('Uuid'), currency: ref('Currency'), from: ref('DateTime'), to: ref('DateTime'),
-      opening: { type: 'object', properties: { available: { type: 'string' }, reserved: { type: 'string' } } },
-      closing: { type: 'object', properties: { available: { type: 'string' }, reserved: { type: 'string' } } },
+      opening: { type: 'object', required: ['available', 'reserved'], properties: { available: { type: 'string' }, reserved: { type: 'string' } } },
+      closing: { type: 'object', required: ['available', 'reserved'], properties: { available: { type: 'string' }, reserved: { type: 'string' } } },
       totals: { type: 'object' },
       reconciled: { type: 'boolean', description: 'opening + the sum of the movements = closing' },
       lines: { type: 'array', items: { type: 'object' } },
@@ -45,11 +47,13 @@ const schemas = {
   },
   ProjectionStatus: {
     type: 'object',
+    required: ['data'],
     properties: {
       data: {
         type: 'array',
         items: {
           type: 'object',
+          required: ['projection', 'checkpoint', 'head', 'lag_events', 'rebuild'],
           properties: {
             projection: { type: 'string' }, checkpoint: { type: 'string' }, head: { type: 'string' },
             lag_events: { type: 'integer' }, rebuild: { type: ['object', 'null'] },

@@ -9,6 +9,9 @@ export const operatorsModule: ApiModule = {
   schemas: {
     Operator: {
       type: 'object',
+      required: [
+        'operator_code', 'name', 'country_code', 'currency', 'rail_type', 'flows', 'min_amount', 'max_amount', 'requires_otp', 'kyc_required', 'availability',
+      ],
       properties: {
         operator_code: { type: 'string' }, name: { type: 'string' }, country_code: { type: 'string' },
         currency: { type: 'string' }, rail_type: { type: 'string' },
@@ -23,7 +26,7 @@ export const operatorsModule: ApiModule = {
       get: {
         'x-auth': 'merchant', tags: ['Catalogue'], operationId: 'listOperators',
         summary: 'Operators enabled for this merchant, with flows, limits, OTP and availability',
-        responses: { 200: json({ type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/Operator' } } } }), 401: errors[401] },
+        responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: { $ref: '#/components/schemas/Operator' } } } }), 401: errors[401] },
       },
     },
   },

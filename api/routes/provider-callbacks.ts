@@ -16,7 +16,7 @@ export const providerCallbacksModule: ApiModule = {
         parameters: [{ name: 'provider', in: 'path', required: true, schema: { type: 'string', enum: ['sandbox'] } }],
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
         responses: {
-          200: json({ type: 'object', properties: { received: { type: 'boolean' } } }),
+          200: json({ type: 'object', required: ['received'], properties: { received: { type: 'boolean' } } }),
           400: errors[400], 401: errors[401], 404: errors[404],
         },
       },

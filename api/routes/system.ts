@@ -15,14 +15,29 @@ const DOCS_HTML = `<!doctype html>
 <body><div id="ui"></div><script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/init.js"></script></body></html>`;
 
+const health = { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } };
+const check = { type: 'boolean' };
+const readiness = {
+  type: 'object',
+  required: ['status', 'checks'],
+  properties: {
+    status: { type: 'string', enum: ['ready', 'not_ready'] },
+    checks: {
+      type: 'object',
+      required: ['event_store', 'database', 'bus', 'migrations'],
+      properties: { event_store: check, database: check, bus: check, migrations: check },
+    },
+  },
+};
+
 export function systemModule(getDocument: () => unknown): ApiModule {
   return {
     paths: {
-      '/healthz': { get: { ...pub, operationId: 'healthz', summary: 'Liveness', responses: { 200: json({ type: 'object' }) } } },
+      '/healthz': { get: { ...pub, operationId: 'healthz', summary: 'Liveness', responses: { 200: json(health) } } },
       '/readyz': {
         get: {
           ...pub, operationId: 'readyz', summary: 'Readiness: event store, read-model database, bus, migrations',
-          responses: { 200: json({ type: 'object' }), 503: json({ type: 'object' }, 'Not ready') },
+          responses: { 200: json(readiness), 503: json(readiness, 'Not ready: the failed check is false') },
         },
       },
       '/openapi.json': { get: { ...pub, operationId: 'openapi', summary: 'This document', responses: { 200: json({ type: 'object' }) } } },

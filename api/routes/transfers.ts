@@ -50,6 +50,7 @@ const transferPricing = {
     'change. A relaunch with another payout_amount changes only the amount disbursed: payout_amount = ' +
     'quoted_payout_amount + payout_adjustment, so receive_amount = send_amount − total_fee + payout_adjustment; the ' +
     "adjustment is not a fee: it comes from (or stays in) the merchant's payout-currency wallet.",
+  required: [...QuotePricing.required, 'fee_charged_on', 'quoted_payout_amount', 'payout_amount', 'payout_adjustment'],
   properties: {
     ...QuotePricing.properties,
     fee_charged_on: { type: 'string', enum: ['collection'], description: 'The leg whose amount the fee is taken from' },
@@ -61,6 +62,9 @@ const transferPricing = {
 
 const leg = {
   type: 'object',
+  required: [
+    'leg_reference', 'status', 'provider_reference', 'operator_code', 'amount', 'currency', 'started_at', 'completed_at', 'failed_at', 'failure_reason',
+  ],
   properties: {
     leg_reference: { type: ['string', 'null'] }, status: { type: 'string' }, provider_reference: { type: ['string', 'null'] },
     operator_code: { type: ['string', 'null'] }, amount, currency: ref('Currency'),
@@ -77,6 +81,14 @@ const transferSchema = {
     'fails the transfer with payout_status not_started; a disbursement failure fails it with payin_status completed and ' +
     'payout_status failed, and relaunch-payout then starts a new disbursement attempt (status disbursing again). ' +
     'execution lists the collection leg and every disbursement attempt.',
+  required: [
+    'id', 'merchant_id', 'customer_id', 'quote_id', 'status', 'payin_status', 'payout_status', 'send_amount', 'send_currency',
+    'receive_amount', 'receive_currency', 'payin_amount', 'payin_currency', 'payout_amount', 'payout_currency', 'total_fee',
+    'corridor_code', 'corridor_type', 'payer_operator_code', 'recipient_operator_code', 'payer', 'recipient', 'payment_reason_code',
+    'sender_source_of_funds', 'sender_occupation', 'metadata', 'pricing', 'wallet_impact', 'collection_reference',
+    'collection_completed_at', 'disbursement_reference', 'disbursement_completed_at', 'disbursement_failed_at', 'completed_at',
+    'failure_reason', 'execution', 'history', 'created_at', 'updated_at',
+  ],
   properties: {
     id: ref('Uuid'), merchant_id: ref('Uuid'), customer_id: ref('Uuid'), quote_id: ref('Uuid'),
     status: { type: 'string', enum: STATUSES },
@@ -93,7 +105,11 @@ const transferSchema = {
     disbursement_failed_at: nullable(ref('DateTime')), completed_at: nullable(ref('DateTime')), failure_reason: { type: ['string', 'null'] },
     execution: {
       type: 'object',
-      properties: { collection: leg, disbursements: { type: 'array', items: { ...leg, properties: { ...leg.properties, attempt: { type: 'integer' } } } } },
+      required: ['collection', 'disbursements'],
+      properties: {
+        collection: leg,
+        disbursements: { type: 'array', items: { ...leg, required: ['attempt', ...leg.required], properties: { ...leg.properties, attempt: { type: 'integer' } } } },
+      },
     },
     history: { type: 'array', items: ref('StatusHistoryEntry') },
     created_at: ref('DateTime'), updated_at: ref('DateTime'), _meta: ref('Meta'),

@@ -15,7 +15,7 @@ export const walletsModule: ApiModule = {
       get: {
         'x-auth': 'merchant', tags: ['Wallets'], operationId: 'listWallets',
         summary: 'Balances per currency: available (spendable) and reserved (held for payouts and transfers in flight)',
-        responses: { 200: json({ type: 'object', properties: { data: { type: 'array', items: ref('Wallet') } } }), 401: errors[401] },
+        responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Wallet') } } }), 401: errors[401] },
       },
     },
     '/admin/merchants/{merchant_id}/wallets/{currency}/top-ups': {
