@@ -1,6 +1,7 @@
 // An API feature: its part of the OpenAPI document and the handlers for its operationIds, together.
 import type { Logger } from 'pino';
 import type { ApiServices } from './services.ts';
+import type { ErrorDetail } from '../domain/errors.ts';
 
 export type AuthKind = 'merchant' | 'admin' | 'public';
 
@@ -44,8 +45,16 @@ export type Reply =
 
 export type Handler = (ctx: Ctx) => Promise<Reply>;
 
+/**
+ * The domain's checks of a body that the schema cannot express (a phone for its country, a date
+ * against the clock), by operationId: run beside the schema when it refuses the body, so one 400
+ * lists every problem (issue 31). The deciders make the same checks again on a valid body.
+ */
+export type BodyCheck = (body: any, at: string) => ErrorDetail[];
+
 export interface ApiModule {
   paths: Record<string, Record<string, Operation>>;
   schemas?: Record<string, unknown>;
   handlers: Record<string, Handler>;
+  bodyChecks?: Record<string, BodyCheck>;
 }

@@ -5,7 +5,7 @@
 // path and query validation, the Idempotency-Key, body validation, then the handler.
 import express, { type RequestHandler } from 'express';
 import type { ApiServices } from './services.ts';
-import type { ApiModule, Handler, Operation } from './module.ts';
+import type { ApiModule, BodyCheck, Handler, Operation } from './module.ts';
 import { buildDocument, type OpenApiDocument } from './openapi/document.ts';
 import { compileValidators, type OperationValidator } from './validation.ts';
 import { DOCS_INIT_JS, swaggerUiDir } from './routes/system.ts';
@@ -35,14 +35,14 @@ interface Shared {
   rateLimit: RequestHandler;
 }
 
-function pipeline(s: Shared, op: Operation, validator: OperationValidator, handler: Handler): RequestHandler[] {
+function pipeline(s: Shared, op: Operation, validator: OperationValidator, handler: Handler, check?: BodyCheck): RequestHandler[] {
   const auth = op['x-auth'];
   return [
     ...(auth === 'public' ? [] : [authenticate(s.services, auth, s.failures)]),
     ...(auth === 'merchant' ? [s.rateLimit] : []),
     validatePathAndQuery(validator),
     ...(op['x-idempotent'] ? [requireIdempotencyKey] : []),
-    validateBody(validator),
+    validateBody(validator, check && ((body) => check(body, s.services.clock.now().toISOString()))),
     respond(s.services, op['x-idempotent'] ? idempotently(handler) : (ctx) => handler(ctx)),
   ];
 }
@@ -51,6 +51,7 @@ export function createHttpApp(services: ApiServices, modules: ApiModule[], extra
   const document = buildDocument(modules);
   const validators = compileValidators(document);
   const handlers = Object.assign({}, ...modules.map((m) => m.handlers)) as ApiModule['handlers'];
+  const bodyChecks = Object.assign({}, ...modules.map((m) => m.bodyChecks ?? {})) as NonNullable<ApiModule['bodyChecks']>;
   const shared: Shared = { services, failures: new AuthFailures(services.config), rateLimit: limitRate(services.config) };
   const app = express();
   app.disable('x-powered-by');
@@ -69,7 +70,7 @@ export function createHttpApp(services: ApiServices, modules: ApiModule[], extra
       const handler = handlers[op.operationId];
       if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
       const route = (app as unknown as Record<string, (p: string, ...h: RequestHandler[]) => void>)[method]!;
-      route.call(app, expressPath(path), labelRoute(path), ...pipeline(shared, op, validators.get(op.operationId)!, handler));
+      route.call(app, expressPath(path), labelRoute(path), ...pipeline(shared, op, validators.get(op.operationId)!, handler, bodyChecks[op.operationId]));
     }
   }
 

@@ -141,6 +141,43 @@ function isSupportedCountry(code: string | undefined): code is CountryCode {
 }
 
 /**
+ * The profile's checks the schema cannot make (the phone for its country, the birth date against the
+ * clock), one detail per problem, and the phone in E.164 when it is valid. Fields of another type than
+ * a string are the schema's to report: the API runs this beside a schema error too, so that one answer
+ * lists every problem of a body (issue 31).
+ */
+export function profileProblems(profile: { readonly [F in keyof CustomerProfile]?: unknown }, at: string): { details: ErrorDetail[]; phone?: string } {
+  const details: ErrorDetail[] = [];
+  const text = (f: keyof CustomerProfile) => (typeof profile[f] === 'string' ? (profile[f] as string) : undefined);
+  const phone = text('phone');
+  let normalised: string | undefined;
+  if (phone !== undefined) {
+    // The phone must be a number of the customer's country when that is a covered one; otherwise
+    // (no country, or a customer living elsewhere) an E.164 number of any covered country.
+    const countryCode = text('country_code');
+    const country = isSupportedCountry(countryCode) ? countryCode : undefined;
+    try {
+      normalised = normalisePhone(phone, country, 'phone');
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      details.push(...(err.details ?? [{ field: 'phone', message: err.message }]));
+    }
+  }
+  const birth = text('date_of_birth');
+  if (birth !== undefined) {
+    // A birth "today" anywhere on Earth (UTC+14) is not in the future.
+    if (!isCalendarDate(birth)) {
+      details.push({ field: 'date_of_birth', message: 'must be a date written YYYY-MM-DD' });
+    } else if (birth > latestDateAt(at)) {
+      details.push({ field: 'date_of_birth', message: 'must not be in the future' });
+    } else if (birth < OLDEST_BIRTH_DATE) {
+      details.push({ field: 'date_of_birth', message: `must not be before ${OLDEST_BIRTH_DATE}` });
+    }
+  }
+  return normalised === undefined ? { details } : { details, phone: normalised };
+}
+
+/**
  * Creates the customer, or nothing when the stream already holds it (a retried create with the same
  * id: the caller answers with the existing customer). Refusals are `bad_request` with one detail per
  * problem, each naming its field.
@@ -162,29 +199,9 @@ function createCustomer(s: CustomerState, c: CreateCustomer): CustomerCreated[] 
     if (typeof v !== 'string' || v.trim() === '') details.push({ field: f, message: `is required for a ${c.customerType} customer` });
   }
 
-  if (profile.phone !== undefined) {
-    // The phone must be a number of the customer's country when that is a covered one; otherwise
-    // (no country, or a customer living elsewhere) an E.164 number of any covered country.
-    const country = isSupportedCountry(profile.country_code) ? profile.country_code : undefined;
-    try {
-      profile.phone = normalisePhone(profile.phone, country, 'phone');
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      details.push(...(err.details ?? [{ field: 'phone', message: err.message }]));
-    }
-  }
-
-  if (profile.date_of_birth !== undefined) {
-    // A birth "today" anywhere on Earth (UTC+14) is not in the future.
-    const today = latestDateAt(c.at);
-    if (!isCalendarDate(profile.date_of_birth)) {
-      details.push({ field: 'date_of_birth', message: 'must be a date written YYYY-MM-DD' });
-    } else if (profile.date_of_birth > today) {
-      details.push({ field: 'date_of_birth', message: 'must not be in the future' });
-    } else if (profile.date_of_birth < OLDEST_BIRTH_DATE) {
-      details.push({ field: 'date_of_birth', message: `must not be before ${OLDEST_BIRTH_DATE}` });
-    }
-  }
+  const checked = profileProblems(profile, c.at);
+  details.push(...checked.details);
+  if (checked.phone !== undefined) profile.phone = checked.phone;
 
   if (details.length > 0) throw new DomainError('bad_request', 'The customer is invalid', details);
   return [{

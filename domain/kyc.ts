@@ -233,19 +233,37 @@ function documentProblems(d: KycDocumentInput, i: number, at: string): ErrorDeta
   if (typeof d.document_number !== 'string' || d.document_number.trim() === '') {
     details.push({ field: field('document_number'), message: 'is required' });
   }
+  details.push(...documentDateProblems(d, i, at));
+  return details;
+}
+
+/**
+ * A document's dates against the clock (the schema checks their shape): one detail per problem.
+ * Values of another type than a string are the schema's to report: the API runs this beside a
+ * schema error too, so that one answer lists every problem of a submission (issue 31).
+ */
+function documentDateProblems(d: { issue_date?: unknown; expiry_date?: unknown }, i: number, at: string): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  const field = (name: string) => `documents.${i}.${name}`;
   let issue: string | undefined;
-  if (d.issue_date !== undefined) {
+  if (typeof d.issue_date === 'string') {
     if (!isCalendarDate(d.issue_date)) details.push({ field: field('issue_date'), message: 'must be a date written YYYY-MM-DD' });
     else if (d.issue_date > latestDateAt(at)) details.push({ field: field('issue_date'), message: 'must not be in the future' });
     else if (d.issue_date < OLDEST_DOCUMENT_DATE) details.push({ field: field('issue_date'), message: `must not be before ${OLDEST_DOCUMENT_DATE}` });
     else issue = d.issue_date;
   }
-  if (d.expiry_date !== undefined) {
+  if (typeof d.expiry_date === 'string') {
     if (!isCalendarDate(d.expiry_date)) details.push({ field: field('expiry_date'), message: 'must be a date written YYYY-MM-DD' });
     else if (d.expiry_date < earliestDateAt(at)) details.push({ field: field('expiry_date'), message: 'must not be in the past: the document has expired' });
     else if (issue !== undefined && d.expiry_date <= issue) details.push({ field: field('expiry_date'), message: 'must be after issue_date' });
   }
   return details;
+}
+
+/** The dates of every document of a submission body as sent (any shape), against the clock. */
+export function submissionDateProblems(documents: unknown, at: string): ErrorDetail[] {
+  if (!Array.isArray(documents)) return [];
+  return documents.flatMap((d: unknown, i) => (d && typeof d === 'object' ? documentDateProblems(d, i, at) : []));
 }
 
 /**

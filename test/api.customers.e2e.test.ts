@@ -262,6 +262,18 @@ t.test('list: kyc_status filters like status, and dates are whole UTC days (issu
   t.ok(detailFields(notADay).includes('query.created_from'));
 });
 
+t.test('create: every problem of a body in one answer, the schema\'s and the phone\'s and the birth date\'s (issue 31)', async (t) => {
+  const m = await h.newMerchant('OnePass');
+  const r = await create(m, { first_name: 'Awa', email: 'not-an-email', phone: '+237677123456', country_code: 'SN', date_of_birth: '2999-01-01' });
+  t.equal(r.status, 400);
+  t.equal(r.body.error.code, 'bad_request');
+  t.same(detailFields(r), ['date_of_birth', 'email', 'last_name', 'phone'], `one 400 names them all: ${JSON.stringify(r.body.error.details)}`);
+  const wrongTypes = await create(m, { first_name: 'Awa', last_name: 'Diop', phone: 237677123456, date_of_birth: 19900101 });
+  t.equal(wrongTypes.status, 400, 'a field of the wrong type is the schema\'s to report, once');
+  t.same(detailFields(wrongTypes), ['date_of_birth', 'phone']);
+  t.equal((await h.as(m, 'GET', '/customers')).body.data.length, 0, 'nothing created');
+});
+
 t.test('list: bad parameters are 400 bad_request naming the parameter', async (t) => {
   const m = await h.newMerchant('BadParams');
   await create(m, { first_name: 'A', last_name: 'X' });

@@ -169,6 +169,10 @@ t.test('validation: 400 bad_request naming each field (schema and domain rules)'
   }
   const several = await kyc(m, c, { documents: [passport(png, { expiry_date: '2001-01-01' }), passport(png, { issue_date: '2999-01-01', expiry_date: '3001-01-01' })] });
   t.same(several.body.error.details.map((d: { field: string }) => d.field).sort(), ['documents.0.expiry_date', 'documents.1.issue_date'], 'every problem in one answer');
+  // The schema's problem and the clock's in one answer, not one after the other (issue 31).
+  const mixed = await kyc(m, c, { documents: [passport(png, { document_type: 'library_card', expiry_date: '2001-01-01' })] });
+  t.equal(mixed.status, 400);
+  t.same(mixed.body.error.details.map((d: { field: string }) => d.field).sort(), ['documents.0.document_type', 'documents.0.expiry_date'], 'a schema error and an expired document in one answer');
   t.same(await h.as(m, 'GET', `/customers/${c}/kyc`).then((r) => r.body.kyc_status), 'not_started', 'nothing was recorded');
   t.same(await streamTypes(c), ['customer.created']);
 });

@@ -2,7 +2,7 @@
 // validation.ts), after authentication: the path parameters and the query, then (after the
 // Idempotency-Key, idempotency.ts) the body. Text the database could not store is refused here too.
 import type { RequestHandler } from 'express';
-import { DomainError } from '../../domain/errors.ts';
+import { DomainError, type ErrorDetail } from '../../domain/errors.ts';
 import { describeErrors, type OperationValidator } from '../validation.ts';
 import { unstorableField } from '../storable-text.ts';
 import { stateOf } from './request-state.ts';
@@ -47,7 +47,8 @@ export function validatePathAndQuery(v: OperationValidator): RequestHandler {
   };
 }
 
-export function validateBody(v: OperationValidator): RequestHandler {
+/** `check`: the operation's domain checks (module.ts BodyCheck), reported with the schema's problems. */
+export function validateBody(v: OperationValidator, check?: (body: unknown) => ErrorDetail[]): RequestHandler {
   return (req, res, next) => {
     const body: unknown = req.body === undefined ? {} : req.body;
     if (jsonDepth(body) > MAX_JSON_DEPTH) {
@@ -58,7 +59,11 @@ export function validateBody(v: OperationValidator): RequestHandler {
       throw new DomainError('bad_request', 'The request body is invalid', [{ field: badField, message: 'must not contain NUL or unpaired surrogates' }]);
     }
     if (v.body && !v.body(body)) {
-      throw new DomainError('bad_request', 'The request body is invalid', describeErrors(v.body.errors));
+      const details = describeErrors(v.body.errors);
+      // One answer for every problem: the domain's too, on the fields the schema found no fault with.
+      const named = new Set(details.map((d) => d.field));
+      for (const d of check?.(body) ?? []) if (!named.has(d.field)) details.push(d);
+      throw new DomainError('bad_request', 'The request body is invalid', details);
     }
     stateOf(res).body = body;
     next();

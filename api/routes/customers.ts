@@ -156,6 +156,9 @@ export const customersModule: ApiModule = {
       },
     },
   },
+  bodyChecks: {
+    createCustomer: (body, at) => (body && typeof body === 'object' ? C.profileProblems(body, at).details : []),
+  },
   handlers: {
     createCustomer: async (ctx: Ctx) => {
       invariant(ctx.idempotency, 'createCustomer runs under an idempotency claim');

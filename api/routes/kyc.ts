@@ -122,6 +122,9 @@ export const kycModule: ApiModule = {
       },
     },
   },
+  bodyChecks: {
+    submitKyc: (body, at) => K.submissionDateProblems(body?.documents, at),
+  },
   handlers: {
     submitKyc: async (ctx: Ctx) => {
       const state = await submitKyc(ctx.services, {
