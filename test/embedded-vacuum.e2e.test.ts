@@ -2,6 +2,7 @@
 // PostgreSQL's own rules, only while the server's autovacuum is off (as on this project's test and
 // bench server; the embedded server runs its own).
 import t from 'tap';
+import { Writable } from 'node:stream';
 import type { Knex } from 'knex';
 import { testDatabase } from './helpers/db.ts';
 import { tablesNeedingWork, type AutovacuumSettings, type TableStats } from '../infra/vacuum-need.ts';
@@ -78,9 +79,11 @@ t.test('a round vacuums the table with dead rows, and only what needs it', async
   t.equal(await runTableWork(k, { schema: 'public', table: 'quiet', vacuum: false, analyze: true, reason: 'statistics' }), true);
 });
 
-t.test('the service runs the round every 15 seconds on its clock where it vacuums itself', async (t) => {
+t.test('the service runs the round every 15 seconds on its clock where it vacuums itself, logging it at debug', async (t) => {
   const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
-  const h = await startTestApp({ clock });
+  let logText = '';
+  const logStream = new Writable({ write(chunk, _enc, cb) { logText += chunk.toString(); cb(); } });
+  const h = await startTestApp({ clock, logStream, env: { LOG_LEVEL: 'debug' } });
   t.teardown(() => h.stop());
   const s = h.app.services;
   const job = () => s.knex('jobs').where({ kind: EMBEDDED_VACUUM_JOB }).first();
@@ -108,4 +111,7 @@ t.test('the service runs the round every 15 seconds on its clock where it vacuum
   }
   t.ok(churn.rows[0]!.last_vacuum, 'the table with 500 dead rows vacuumed');
   t.equal(Number(churn.rows[0]!.n_dead_tup), 0);
+  const lines = logText.split('\n').filter((l) => l.includes('tables vacuumed')).map((l) => JSON.parse(l));
+  t.ok(lines.some((l) => l.tables.includes('public.churn (dead rows)')), 'the round is logged');
+  t.ok(lines.every((l) => l.level === 20), 'at debug (20), not info: routine housekeeping');
 });

@@ -1,8 +1,10 @@
 // The idempotency-purge job runs again an hour after each run started (workers/idempotency-purge.ts):
 // a clock that moved while a run went on must not push the next run past keys that expired meanwhile
 // (with a test's manual clock, a run that read the time before the clock moved and rescheduled after
-// it skipped an hour, and api.idempotency.more timed out under CI load).
+// it skipped an hour, and api.idempotency.more timed out under CI load). Its line is routine
+// housekeeping: at debug, never at info (issue 31).
 import t from 'tap';
+import { Writable } from 'node:stream';
 import { startTestApp } from './helpers/app.ts';
 import { until } from './helpers/money.ts';
 import { ManualClock } from '../infra/clock.ts';
@@ -10,7 +12,9 @@ import { IDEMPOTENCY_TTL_MS } from '../commands/idempotency.ts';
 import { IDEMPOTENCY_PURGE_JOB, IDEMPOTENCY_PURGE_KEY, PURGE_EVERY_MS } from '../workers/idempotency-purge.ts';
 
 const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
-const h = await startTestApp({ clock });
+let logText = '';
+const logStream = new Writable({ write(chunk, _enc, cb) { logText += chunk.toString(); cb(); } });
+const h = await startTestApp({ clock, logStream, env: { LOG_LEVEL: 'debug' } });
 t.teardown(() => h.stop());
 const s = h.app.services;
 
@@ -40,4 +44,7 @@ t.test('a key that expires while a run goes on is purged by the next run, an hou
   await until('the expired key purged by the next run', async () => (await keys()) === 0);
   t.notOk(slow, 'the slow run happened');
   t.equal(await keys(), 0, 'purged with the clock at 25 h, not left until 26 h');
+  const lines = logText.split('\n').filter((l) => l.includes('expired idempotency keys purged')).map((l) => JSON.parse(l));
+  t.ok(lines.length > 0, 'the purge is logged');
+  t.ok(lines.every((l) => l.level === 20), 'at debug (20), not info: routine housekeeping');
 });

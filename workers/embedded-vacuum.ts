@@ -91,7 +91,8 @@ export const embeddedVacuum: Worker = {
       const t0 = performance.now();
       const done = await vacuumRound(s.knex);
       if (done.length > 0) {
-        s.log.info({ tables: done.map((w) => `${w.schema}.${w.table} (${w.reason})`), ms: Math.round(performance.now() - t0) }, 'tables vacuumed');
+        // Routine housekeeping, like the server's autovacuum (which logs nothing by default): at debug.
+        s.log.debug({ tables: done.map((w) => `${w.schema}.${w.table} (${w.reason})`), ms: Math.round(performance.now() - t0) }, 'tables vacuumed');
       }
       return next;
     }, { concurrency: 1 });

@@ -28,7 +28,8 @@ export const idempotencyPurge: Worker = {
       // manual clock) must not push the next run past keys that expired meanwhile.
       const started = s.clock.now();
       const purged = await purgeExpiredKeys(s);
-      if (purged > 0) s.log.info({ purged }, 'expired idempotency keys purged');
+      // Routine housekeeping: at debug, so a terminal at info shows what a person acts on.
+      if (purged > 0) s.log.debug({ purged }, 'expired idempotency keys purged');
       return { retryAt: new Date(started.getTime() + PURGE_EVERY_MS) };
     }, { concurrency: 1 });
     // Kept if already there (another process, an earlier run): one job, rescheduled by each run.

@@ -3,6 +3,9 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ApiServices } from '../services.ts';
 import { requestIdOf } from './request-id.ts';
 
+/** Paths polled by health checks and metrics scrapers. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
+
 export function accessLog(services: ApiServices): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const id = requestIdOf(req);
@@ -10,8 +13,12 @@ export function accessLog(services: ApiServices): RequestHandler {
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       // The full path (a router mounted at /dashboard sees only its part in req.path), never the query.
-      services.log.info({
-        request_id: id, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, duration_ms: durationMs,
+      const path = req.originalUrl.split('?')[0]!;
+      // A probe's or a scraper's answered poll is routine (every few seconds, for ever): at debug. A
+      // failed one stays at info, like every other request.
+      const level = PROBES.has(path) && res.statusCode < 400 ? 'debug' : 'info';
+      services.log[level]({
+        request_id: id, method: req.method, path, status: res.statusCode, duration_ms: durationMs,
       }, 'request');
       // By the OpenAPI path template the request matched (never the concrete path: bounded labels).
       const route = typeof res.locals.route === 'string' ? res.locals.route : req.path.startsWith('/docs/') ? '/docs/*' : 'unmatched';
