@@ -1,4 +1,5 @@
 // Schemas shared by every part of the OpenAPI document (JSON Schema 2020-12, as OpenAPI 3.1 uses).
+import { STATUS_OF } from '../errors.ts';
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** The seed's rail party fields; a Recipient is these plus who the recipient is. */
@@ -35,8 +36,8 @@ export const commonSchemas = {
         type: 'object',
         required: ['code', 'message'],
         properties: {
-          code: { type: 'string' },
-          message: { type: 'string' },
+          code: { type: 'string', enum: Object.keys(STATUS_OF), description: 'What went wrong, for programs (CONTRACT §5); the HTTP status follows from it' },
+          message: { type: 'string', description: 'What went wrong, for people' },
           request_id: { type: 'string' },
           details: {
             type: 'array',

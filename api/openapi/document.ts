@@ -1,11 +1,13 @@
 // Assembles the one OpenAPI 3.1 document from the feature modules. It is served at /openapi.json
 // and it is what validates every request.
 import { commonSchemas } from './common.ts';
+import { tags } from './tags.ts';
+import { webhooks, webhookSchemas } from './webhooks.ts';
 import type { ApiModule } from '../module.ts';
 
 export function buildDocument(modules: ApiModule[]) {
   const paths: Record<string, Record<string, unknown>> = {};
-  const schemas: Record<string, unknown> = { ...commonSchemas };
+  const schemas: Record<string, unknown> = { ...commonSchemas, ...webhookSchemas() };
   for (const m of modules) {
     for (const [p, ops] of Object.entries(m.paths)) {
       paths[p] = { ...(paths[p] ?? {}), ...ops };
@@ -29,6 +31,7 @@ export function buildDocument(modules: ApiModule[]) {
         'quote-backed, idempotent, with signed webhooks. The operator API (/admin) manages merchants.',
     },
     servers: [{ url: '/' }],
+    tags,
     components: {
       schemas,
       securitySchemes: {
@@ -38,6 +41,7 @@ export function buildDocument(modules: ApiModule[]) {
       },
     },
     paths,
+    webhooks: webhooks(),
   };
 }
 

@@ -39,15 +39,15 @@ const schemas = {
     ],
     properties: {
       id: ref('Uuid'),
-      event: { type: 'string', description: 'payin.completed, payin.failed, payout.completed, payout.failed, transfer.payin.completed, …' },
+      event: ref('WebhookEventName'),
       created_at: ref('DateTime'),
       data: {
         type: 'object',
         required: ['type', 'id', 'object'],
         properties: {
-          type: { type: 'string', description: 'payin, payout or transfer' },
+          type: ref('WebhookResourceType'),
           id: ref('Uuid'),
-          object: { type: 'object', description: 'Snapshot of the resource at event time' },
+          object: { type: 'object', description: 'Snapshot of the resource at event time: the schema of data.type (Payin, Payout, Transfer; see the webhooks section)' },
         },
       },
       delivery_status: { ...statusEnum, description: 'pending (attempts scheduled), delivered (acknowledged by a 2xx), failed (7 attempts failed), not_configured (no webhook URL when the event happened)' },

@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { ApiModule } from '../module.ts';
-import { json } from '../openapi/common.ts';
+import { errors, json } from '../openapi/common.ts';
 import { migrationsApplied } from '../../infra/db.ts';
 
 const pub = { 'x-auth': 'public' as const, tags: ['System'] };
@@ -14,6 +14,9 @@ const DOCS_HTML = `<!doctype html>
 <title>Merchant Payments API</title><link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
 <body><div id="ui"></div><script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/init.js"></script></body></html>`;
+
+/** Any route, public ones included: an HTTP/1.1 request without a Host header (api/middleware/host.ts). */
+const noHost = { 400: { ...errors[400], description: 'An HTTP/1.1 request without a Host header' } };
 
 const health = { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } };
 const check = { type: 'boolean' };
@@ -33,15 +36,15 @@ const readiness = {
 export function systemModule(getDocument: () => unknown): ApiModule {
   return {
     paths: {
-      '/healthz': { get: { ...pub, operationId: 'healthz', summary: 'Liveness', responses: { 200: json(health) } } },
+      '/healthz': { get: { ...pub, operationId: 'healthz', summary: 'Liveness', responses: { 200: json(health), ...noHost } } },
       '/readyz': {
         get: {
           ...pub, operationId: 'readyz', summary: 'Readiness: event store, read-model database, bus, migrations',
-          responses: { 200: json(readiness), 503: json(readiness, 'Not ready: the failed check is false') },
+          responses: { 200: json(readiness), 503: json(readiness, 'Not ready: the failed check is false'), ...noHost },
         },
       },
-      '/openapi.json': { get: { ...pub, operationId: 'openapi', summary: 'This document', responses: { 200: json({ type: 'object' }) } } },
-      '/docs': { get: { ...pub, operationId: 'docs', summary: 'This document, rendered', responses: { 200: { description: 'HTML' } } } },
+      '/openapi.json': { get: { ...pub, operationId: 'openapi', summary: 'This document', responses: { 200: json({ type: 'object' }), ...noHost } } },
+      '/docs': { get: { ...pub, operationId: 'docs', summary: 'This document, rendered', responses: { 200: { description: 'HTML' }, ...noHost } } },
     },
     handlers: {
       healthz: async () => ({ status: 200, body: { status: 'ok' } }),

@@ -13,6 +13,7 @@ import { renderPayout } from '../../projections/views/payout.ts';
 import { transferDecider } from '../../domain/transfer.ts';
 import { renderTransfer } from '../../projections/views/transfer.ts';
 import { renderWebhookTest, webhookTestDecider, WEBHOOK_TEST_EVENT } from '../../domain/webhook-test.ts';
+import { SEED_WEBHOOK_EVENTS } from '../../domain/webhook-events.ts';
 
 export interface WebhookResource<S = any> {
   /** Stream id prefix, with its dash: `payin-`. The resource id is the rest of the stream id. */
@@ -37,16 +38,6 @@ export function webhookResource<S, E extends DomainEvent>(r: {
   return r as WebhookResource<S>;
 }
 
-/** The seed's event names (section "Events"). */
-export const SEED_WEBHOOK_EVENTS = {
-  payin: ['payin.completed', 'payin.failed'],
-  payout: ['payout.completed', 'payout.failed'],
-  transfer: [
-    'transfer.payin.completed', 'transfer.payin.failed',
-    'transfer.payout.completed', 'transfer.payout.failed',
-    'transfer.completed', 'transfer.failed',
-  ],
-} as const;
 
 /** The resources that send webhooks. */
 const resources: WebhookResource[] = [

@@ -11,7 +11,7 @@ import { PostgresEventStore } from '../../../infra/eventstore/postgres.ts';
 import type { Database } from '../../../infra/db.ts';
 import { systemClock } from '../../../infra/clock.ts';
 import * as W from '../../../domain/wallet.ts';
-import { SEED_WEBHOOK_EVENTS } from '../../../workers/webhooks/resources.ts';
+import { SEED_WEBHOOK_EVENTS } from '../../../domain/webhook-events.ts';
 import { verifyWebhook } from '../../../webhook-verifier/index.ts';
 import type { Delivery } from '../webhooks.ts';
 import type { Driver, PlannedPayment } from './driver.ts';
