@@ -46,7 +46,7 @@ t.test('customer_type defaults to individual; fields not sent are present as nul
   const r = await create(m, { first_name: 'Jean', last_name: 'Mbarga' });
   t.equal(r.status, 201);
   t.equal(r.body.customer_type, 'individual');
-  for (const f of PROFILE_FIELDS.filter((f) => f !== 'first_name' && f !== 'last_name')) t.equal(r.body[f], null, `${f} is null`);
+  for (const f of PROFILE_FIELDS.filter((f) => !['first_name', 'last_name', 'metadata'].includes(f))) t.equal(r.body[f], null, `${f} is null`);
   t.same(Object.keys(withoutMeta(r.body)).sort(), [...PROFILE_FIELDS, 'id', 'merchant_id', 'customer_type', 'kyc_status', 'created_at', 'updated_at'].sort());
 });
 
@@ -272,6 +272,29 @@ t.test('create: every problem of a body in one answer, the schema\'s and the pho
   t.equal(wrongTypes.status, 400, 'a field of the wrong type is the schema\'s to report, once');
   t.same(detailFields(wrongTypes), ['date_of_birth', 'phone']);
   t.equal((await h.as(m, 'GET', '/customers')).body.data.length, 0, 'nothing created');
+});
+
+t.test('metadata not sent is {} on customers as on payins and payouts: one rule (issue 31)', async (t) => {
+  const m = await h.newMerchant('MetadataRule');
+  const c = await create(m, { first_name: 'Jean', last_name: 'Mbarga', phone: '+237670000001', country_code: 'CM' });
+  t.same(c.body.metadata, {}, 'the create answer');
+  t.same((await h.as(m, 'GET', `/customers/${c.body.id}`)).body.metadata, {}, 'GET');
+  t.same((await h.as(m, 'GET', '/customers')).body.data[0].metadata, {}, 'the list');
+  const kept = await create(m, { first_name: 'Awa', last_name: 'Diop', metadata: { crm: '7' } });
+  t.same((await h.as(m, 'GET', `/customers/${kept.body.id}`)).body.metadata, { crm: '7' }, 'metadata sent is kept');
+  const leg = { country_code: 'CM', operator_code: 'CM_MTN_MOMO', rail_type: 'mobile_money', send_amount: '5000', send_currency: 'XAF' };
+  const party = { country_code: 'CM', rail_type: 'mobile_money', operator_code: 'CM_MTN_MOMO', phone: '+237670000098' };
+  const pq = await h.as(m, 'POST', '/quotes/payin', { ...leg, customer_id: c.body.id }, { idem: true });
+  const payin = await h.as(m, 'POST', '/payins', { quote_id: pq.body.id, customer_id: c.body.id, source: party }, { idem: true });
+  t.equal(payin.status, 201, JSON.stringify(payin.body.error ?? ''));
+  t.same(payin.body.metadata, {}, 'a payin');
+  t.equal((await h.admin('POST', `/admin/merchants/${m.merchantId}/wallets/XAF/top-ups`, { amount: '100000' })).status, 201);
+  const oq = await h.as(m, 'POST', '/quotes/payout', { ...leg, customer_id: c.body.id }, { idem: true });
+  const payout = await h.as(m, 'POST', '/payouts', {
+    quote_id: oq.body.id, customer_id: c.body.id, payment_reason_text: 'Refund', recipient: { ...party, recipient_type: 'individual' },
+  }, { idem: true });
+  t.equal(payout.status, 201, JSON.stringify(payout.body.error ?? ''));
+  t.same(payout.body.metadata, {}, 'a payout');
 });
 
 t.test('list: bad parameters are 400 bad_request naming the parameter', async (t) => {

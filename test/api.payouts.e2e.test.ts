@@ -36,7 +36,7 @@ t.test('top-ups: 201 ledger entry, validation, unknown merchant 404; GET /wallet
   t.match(r.body, { id: String, merchant_id: m.merchantId, currency: 'XOF', amount: '50000', type: 'top_up', created_at: String });
   t.match(await wallet(h, m, 'XOF'), { available: '50000', reserved: '0' });
   t.equal((await h.admin('POST', `/admin/merchants/${randomUUID()}/wallets/XOF/top-ups`, { amount: '1000' })).status, 404);
-  t.equal((await h.admin('POST', `/admin/merchants/${m.merchantId}/wallets/EUR/top-ups`, { amount: '1000' })).status, 404, 'no such wallet');
+  t.equal((await h.admin('POST', `/admin/merchants/${m.merchantId}/wallets/EUR/top-ups`, { amount: '1000' })).status, 400, 'a currency not offered is a 400 naming it (issue 31)');
   t.equal((await h.admin('POST', `/admin/merchants/${m.merchantId}/wallets/XOF/top-ups`, { amount: 1000 })).body.error.code, 'bad_request');
   t.equal((await h.admin('POST', `/admin/merchants/${m.merchantId}/wallets/XOF/top-ups`, { amount: '10.5' })).body.error.code, 'bad_request');
   t.equal((await h.admin('POST', `/admin/merchants/${m.merchantId}/wallets/XOF/top-ups`, { amount: '50' })).body.error.code, 'amount_out_of_range');

@@ -55,7 +55,7 @@ export function renderPayment(id: string, c: PaymentCreatedCommon, s: PaymentLif
     wallet_impact: impactOf(c.wallet_impact, s),
     pricing: c.pricing,
     ...own,
-    metadata: c.metadata,
+    metadata: c.metadata ?? {}, // {} when none was sent, on every resource (issue 31)
     created_at: c.at,
     updated_at: s.updated_at,
     completed_at: s.completed_at,

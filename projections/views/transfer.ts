@@ -121,7 +121,7 @@ export function renderTransfer(s: TransferState): Record<string, unknown> {
     payment_reason_code: t.payment_reason_code,
     sender_source_of_funds: t.sender_source_of_funds,
     sender_occupation: t.sender_occupation,
-    metadata: t.metadata,
+    metadata: t.metadata ?? {}, // {} when none was sent, on every resource (issue 31)
     pricing: pricingOf(s, payoutAmount),
     wallet_impact: walletImpactOf(s),
     // The seed's snapshot fields, flat, for webhook receivers.
