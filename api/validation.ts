@@ -13,8 +13,12 @@ export interface OperationValidator {
   body?: ValidateFunction;
   params?: ValidateFunction;
   query?: ValidateFunction;
-  /** The path parameters that are ids (format uuid): a malformed one names nothing (404), unlike a bad `currency` (400). */
-  pathIds?: string[];
+  /**
+   * The path parameters that are values the caller chose among a few (`'x-malformed': 'bad_request'`: a
+   * wallet's currency, a corridor code): a bad one is a 400 naming it. Any other (an id, a name) that
+   * does not match its schema names nothing: 404, like an unknown one.
+   */
+  pathValues?: string[];
 }
 
 function makeAjv(document: OpenApiDocument, coerce: boolean): Ajv2020 {
@@ -65,7 +69,7 @@ export function compileValidators(document: OpenApiDocument): Map<string, Operat
         const compiled = params.compile(schema);
         if (where === 'path') {
           v.params = compiled;
-          v.pathIds = list.filter((p) => (p.schema as { format?: string } | undefined)?.format === 'uuid').map((p) => p.name);
+          v.pathValues = list.filter((p) => (p as { 'x-malformed'?: string })['x-malformed'] === 'bad_request').map((p) => p.name);
         } else v.query = compiled;
       }
       out.set(op.operationId, v);

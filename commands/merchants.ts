@@ -61,3 +61,11 @@ export async function setRouting(s: Services, merchantId: string, routing: Parti
 export async function setPricing(s: Services, merchantId: string, pricing: Partial<M.Pricing>, meta: EventMetadata) {
   return onMerchant(s, merchantId, { type: 'SetPricing', data: { pricing, at: now(s) } }, meta);
 }
+
+export async function addCorridor(s: Services, merchantId: string, corridor: string, meta: EventMetadata) {
+  return onMerchant(s, merchantId, { type: 'AddCorridor', data: { corridor, at: now(s) } }, meta);
+}
+
+export async function removeCorridor(s: Services, merchantId: string, corridor: string, meta: EventMetadata) {
+  return onMerchant(s, merchantId, { type: 'RemoveCorridor', data: { corridor, at: now(s) } }, meta);
+}

@@ -42,6 +42,9 @@ export type MerchantEvent =
   | DomainEvent<'merchant.api_key_revoked', { key_id: string; at: string }>
   | DomainEvent<'merchant.webhook_configured', { url: string; signing_secret_sealed: string; at: string }>
   | DomainEvent<'merchant.routing_set', { routing: Routing; at: string }>
+  /** One corridor added or removed (issue 31); `corridors` is the list it leaves. */
+  | DomainEvent<'merchant.corridor_added', { corridor: string; corridors: string[]; at: string }>
+  | DomainEvent<'merchant.corridor_removed', { corridor: string; corridors: string[]; at: string }>
   | DomainEvent<'merchant.pricing_set', { pricing: Pricing; at: string }>;
 
 export interface MerchantState {
@@ -80,6 +83,8 @@ export type MerchantCommand =
   | { type: 'RevokeApiKey'; data: { keyId: string; at: string } }
   | { type: 'ConfigureWebhook'; data: ConfigureWebhook }
   | { type: 'SetRouting'; data: { routing: Partial<Routing>; at: string } }
+  | { type: 'AddCorridor'; data: { corridor: string; at: string } }
+  | { type: 'RemoveCorridor'; data: { corridor: string; at: string } }
   | { type: 'SetPricing'; data: { pricing: Partial<Pricing>; at: string } };
 
 export const merchantDecider = {
@@ -116,6 +121,9 @@ export const merchantDecider = {
         return { ...s, webhookUrl: e.data.url, webhookSecretSealed: e.data.signing_secret_sealed };
       case 'merchant.routing_set':
         return { ...s, routing: e.data.routing };
+      case 'merchant.corridor_added':
+      case 'merchant.corridor_removed':
+        return { ...s, routing: { ...s.routing, corridors: e.data.corridors } };
       case 'merchant.pricing_set':
         return { ...s, pricing: e.data.pricing };
       default:
@@ -138,6 +146,10 @@ export const merchantDecider = {
         return configureWebhook(s, command.data);
       case 'SetRouting':
         return setRouting(s, command.data);
+      case 'AddCorridor':
+        return addCorridor(s, command.data);
+      case 'RemoveCorridor':
+        return removeCorridor(s, command.data);
       case 'SetPricing':
         return setPricing(s, command.data);
       default:
@@ -250,6 +262,31 @@ function setRouting(s: MerchantState, c: { routing: Partial<Routing>; at: string
       },
       at: c.at,
     },
+  }];
+}
+
+/**
+ * One corridor enabled, the others kept (the operator no longer has to send the whole list). Adding
+ * one already enabled changes nothing: no event, the same answer (a retried PUT).
+ */
+function addCorridor(s: MerchantState, c: { corridor: string; at: string }): MerchantEvent[] {
+  requireMerchant(s);
+  if (!ALL_CORRIDORS.includes(c.corridor)) {
+    throw new DomainError('bad_request', `Unknown corridor ${c.corridor}`, [
+      { field: 'corridor_code', message: 'is not a corridor between two covered countries in their currencies (e.g. CM-SN-XAF-XOF)' },
+    ]);
+  }
+  if (s.routing.corridors.includes(c.corridor)) return [];
+  return [{ type: 'merchant.corridor_added', data: { corridor: c.corridor, corridors: [...s.routing.corridors, c.corridor], at: c.at } }];
+}
+
+/** One corridor disabled; one that is not enabled changes nothing (a retried DELETE). */
+function removeCorridor(s: MerchantState, c: { corridor: string; at: string }): MerchantEvent[] {
+  requireMerchant(s);
+  if (!s.routing.corridors.includes(c.corridor)) return [];
+  return [{
+    type: 'merchant.corridor_removed',
+    data: { corridor: c.corridor, corridors: s.routing.corridors.filter((k) => k !== c.corridor), at: c.at },
   }];
 }
 

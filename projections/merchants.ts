@@ -22,6 +22,12 @@ async function applyOne(tx: Knex.Transaction, r: RecordedEvent): Promise<void> {
     case 'merchant.routing_set':
       await tx('merchants').where({ id: merchantId }).update({ routing: JSON.stringify(e.data.routing), updated_at: e.data.at });
       return;
+    case 'merchant.corridor_added':
+    case 'merchant.corridor_removed':
+      await tx('merchants').where({ id: merchantId }).update({
+        routing: tx.raw(`jsonb_set(routing, '{corridors}', ?::jsonb)`, [JSON.stringify(e.data.corridors)]), updated_at: e.data.at,
+      });
+      return;
     case 'merchant.pricing_set':
       await tx('merchants').where({ id: merchantId }).update({ pricing: JSON.stringify(e.data.pricing), updated_at: e.data.at });
       return;

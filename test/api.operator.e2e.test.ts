@@ -1,5 +1,6 @@
 // Operator API (CONTRACT.md §2) and merchant authentication (issue 2, points 5 and 6).
 import t from 'tap';
+import { randomUUID } from 'node:crypto';
 import { startTestApp, request, ADMIN_TOKEN } from './helpers/app.ts';
 import { ManualClock } from '../infra/clock.ts';
 
@@ -162,4 +163,54 @@ t.test('a top-up in a currency that is not offered is a 400 naming it, not a 404
   t.equal(ok.status, 201, 'XOF is accepted');
   const noMerchant = await h.admin('POST', '/admin/merchants/not-a-uuid/wallets/XOF/top-ups', { amount: '5000' });
   t.equal(noMerchant.status, 404, 'a malformed merchant id still names nothing');
+});
+
+t.test('corridors: the operator adds or removes one, the merchant sees them in GET /corridors (issue 31)', async (t) => {
+  const m = await h.newMerchant('Corridors');
+  const path = (code: string) => `/admin/merchants/${m.merchantId}/corridors/${code}`;
+  const quote = () => h.as(m, 'POST', '/quotes/transfer', {
+    payer_operator_code: 'CM_MTN_MOMO', recipient_operator_code: 'SN_WAVE_MOMO', payin_amount: '10000', payin_currency: 'XAF', payout_currency: 'XOF',
+  }, { idem: true });
+  t.same((await h.as(m, 'GET', '/corridors')).body, { data: [] }, 'a new merchant has none');
+  t.equal((await quote()).body.error.code, 'corridor_not_configured');
+
+  const added = await h.admin('PUT', path('CM-SN-XAF-XOF'), undefined);
+  t.equal(added.status, 200);
+  t.same(added.body.corridors, ['CM-SN-XAF-XOF']);
+  t.equal(added.body.payin_operators.length, 13, 'the rest of the routing stays');
+  t.same((await h.admin('PUT', path('SN-CI-XOF-XOF'), undefined)).body.corridors, ['CM-SN-XAF-XOF', 'SN-CI-XOF-XOF']);
+  const stream = () => h.app.services.store.readStream(`merchant-${m.merchantId}`, 1);
+  const before = (await stream()).length;
+  const again = await h.admin('PUT', path('CM-SN-XAF-XOF'), undefined);
+  t.equal(again.status, 200, 'idempotent');
+  t.same(again.body.corridors, ['CM-SN-XAF-XOF', 'SN-CI-XOF-XOF']);
+  t.equal((await stream()).length, before, 'no event for a corridor already enabled');
+
+  const seen = await h.as(m, 'GET', '/corridors');
+  t.equal(seen.status, 200);
+  t.same(seen.body.data.map((c: any) => c.corridor_code), ['CM-SN-XAF-XOF', 'SN-CI-XOF-XOF']);
+  t.match(seen.body.data[0], {
+    payer_country_code: 'CM', payer_currency: 'XAF', recipient_country_code: 'SN', recipient_currency: 'XOF',
+    payer_operators: ['CM_MTN_MOMO', 'CM_ORANGE_MOMO'],
+  });
+  t.ok(seen.body.data[0].recipient_operators.includes('SN_WAVE_MOMO'));
+  t.equal((await quote()).status, 201, 'a transfer quote on it works');
+
+  const removed = await h.admin('DELETE', path('CM-SN-XAF-XOF'), undefined);
+  t.equal(removed.status, 200);
+  t.same(removed.body.corridors, ['SN-CI-XOF-XOF']);
+  t.same((await h.admin('DELETE', path('CM-SN-XAF-XOF'), undefined)).body.corridors, ['SN-CI-XOF-XOF'], 'removing it again: the same answer');
+  t.same((await h.admin('GET', `/admin/merchants/${m.merchantId}`)).body.routing.corridors, ['SN-CI-XOF-XOF'], 'the read model follows');
+  t.equal((await quote()).body.error.code, 'corridor_not_configured', 'removed: quotes refused again');
+
+  const unknown = await h.admin('PUT', path('CM-SN-XOF-XOF'), undefined);
+  t.equal(unknown.status, 400, 'currencies that do not match the countries');
+  t.same(unknown.body.error.details.map((d: any) => d.field), ['corridor_code']);
+  const malformed = await h.admin('PUT', path('cm-sn'), undefined);
+  t.equal(malformed.status, 400);
+  t.same(malformed.body.error.details.map((d: any) => d.field), ['path.corridor_code']);
+  t.equal((await h.admin('PUT', `/admin/merchants/${randomUUID()}/corridors/CM-SN-XAF-XOF`, undefined)).status, 404);
+  const doc = (await request(h.url, 'GET', '/openapi.json')).body;
+  t.ok(doc.paths['/admin/merchants/{merchant_id}/corridors/{corridor_code}'].put && doc.paths['/admin/merchants/{merchant_id}/corridors/{corridor_code}'].delete, 'documented');
+  t.ok(doc.paths['/corridors'].get, 'documented');
 });

@@ -103,6 +103,26 @@ t.test('routing: merged over the current routing, duplicates dropped; unknown co
   ]);
 });
 
+t.test('corridors one at a time: added and removed, the others kept; repeated, nothing; unknown refused (issue 31)', async (t) => {
+  const add = (corridor: string): MerchantCommand => ({ type: 'AddCorridor', data: { corridor, at: LATER } });
+  const remove = (corridor: string): MerchantCommand => ({ type: 'RemoveCorridor', data: { corridor, at: LATER } });
+  const cmSn: MerchantEvent = { type: 'merchant.corridor_added', data: { corridor: 'CM-SN-XAF-XOF', corridors: ['CM-SN-XAF-XOF'], at: LATER } };
+  merchants.given([created]).when(add('CM-SN-XAF-XOF')).then(t, [cmSn]);
+  merchants.given([created, cmSn]).when(add('SN-CI-XOF-XOF')).then(t, [
+    { type: 'merchant.corridor_added', data: { corridor: 'SN-CI-XOF-XOF', corridors: ['CM-SN-XAF-XOF', 'SN-CI-XOF-XOF'], at: LATER } },
+  ]);
+  merchants.given([created, cmSn]).when(add('CM-SN-XAF-XOF')).thenNothing(t, 'already enabled');
+  merchants.given([created, cmSn]).when(remove('CM-SN-XAF-XOF')).then(t, [
+    { type: 'merchant.corridor_removed', data: { corridor: 'CM-SN-XAF-XOF', corridors: [], at: LATER } },
+  ]);
+  merchants.given([created]).when(remove('CM-SN-XAF-XOF')).thenNothing(t, 'not enabled');
+  const e = merchants.given([created]).when(add('CM-SN-XOF-XOF')).thenThrows(t, 'bad_request');
+  t.same(e?.details?.map((d) => d.field), ['corridor_code']);
+  merchants.given([]).when(add('CM-SN-XAF-XOF')).thenThrows(t, 'not_found');
+  const routing = fold(merchantDecider, [created, cmSn]).routing;
+  t.same(routing, { ...DEFAULT_ROUTING, corridors: ['CM-SN-XAF-XOF'] }, 'the rest of the routing stays');
+});
+
 t.test('pricing: merged over the current pricing; a rule a quote could not use is refused naming its field', async (t) => {
   merchants.given([created]).when({ type: 'SetPricing', data: { pricing: { payout: { percent: '0', fixed: '25' } }, at: LATER } })
     .then(t, [{ type: 'merchant.pricing_set', data: { pricing: { ...DEFAULT_PRICING, payout: { percent: '0', fixed: '25' } }, at: LATER } }]);

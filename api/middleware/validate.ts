@@ -25,10 +25,10 @@ export function validatePathAndQuery(v: OperationValidator): RequestHandler {
     if (unstorableField(params) !== undefined) throw new DomainError('not_found', 'Resource not found');
     if (v.params && !v.params(params)) {
       const errors = v.params.errors ?? [];
-      // A malformed id in a path names nothing: the same 404 as an unknown one. Any other path
-      // parameter (a wallet's currency) is a value the caller chose: 400 naming it and what it accepts.
-      const ids = new Set(v.pathIds ?? []);
-      if (errors.length === 0 || errors.some((e) => ids.has(e.instancePath.replace(/^\//, '').split('/')[0]!))) {
+      // A malformed id in a path names nothing: the same 404 as an unknown one. A value the caller
+      // chose among a few (a wallet's currency) is a 400 naming it and what it accepts (validation.ts).
+      const values = new Set(v.pathValues ?? []);
+      if (errors.length === 0 || errors.some((e) => !values.has(e.instancePath.replace(/^\//, '').split('/')[0]!))) {
         throw new DomainError('not_found', 'Resource not found');
       }
       const details = describeErrors(errors, 'path.');

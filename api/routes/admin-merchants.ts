@@ -11,6 +11,11 @@ const tags = ['Operator'];
 const admin = { 'x-auth': 'admin' as const, tags };
 const mid = idParam('merchant_id');
 const kid = idParam('key_id');
+const CORRIDOR_PATTERN = '^[A-Z]{2}-[A-Z]{2}-[A-Z]{3}-[A-Z]{3}$';
+const corridorParam = {
+  name: 'corridor_code', in: 'path', required: true, schema: { type: 'string', pattern: CORRIDOR_PATTERN }, 'x-malformed': 'bad_request',
+  description: '<payer_country>-<recipient_country>-<payer_currency>-<recipient_currency>, e.g. CM-SN-XAF-XOF',
+};
 const meta = (ctx: Ctx) => ({ requestId: ctx.requestId, actor: 'operator' });
 
 const percent = {
@@ -38,7 +43,7 @@ const schemas = {
     properties: {
       payin_operators: codes({ type: 'string', enum: OPERATOR_CODES }),
       payout_operators: codes({ type: 'string', enum: OPERATOR_CODES }),
-      corridors: codes({ type: 'string', pattern: '^[A-Z]{2}-[A-Z]{2}-[A-Z]{3}-[A-Z]{3}$' }),
+      corridors: codes({ type: 'string', pattern: CORRIDOR_PATTERN }),
       kyc_required_operators: codes({ type: 'string', enum: OPERATOR_CODES }),
     },
   },
@@ -162,6 +167,21 @@ export const adminMerchants: ApiModule = {
         responses: { 200: json(ref('Routing')), 400: errors[400], 401: errors[401], 404: errors[404] },
       },
     },
+    '/admin/merchants/{merchant_id}/corridors/{corridor_code}': {
+      put: {
+        ...admin, operationId: 'adminAddCorridor', summary: 'Enable one transfer corridor, keeping the others',
+        description: 'Idempotent: enabling a corridor already enabled changes nothing and answers the same routing.',
+        parameters: [mid, corridorParam],
+        responses: { 200: json(ref('Routing')), 400: errors[400], 401: errors[401], 404: errors[404] },
+      },
+      delete: {
+        ...admin, operationId: 'adminRemoveCorridor', summary: 'Disable one transfer corridor, keeping the others',
+        description: 'Idempotent: disabling a corridor that is not enabled changes nothing and answers the same routing. ' +
+          'Transfers already created on it go on; new transfer quotes on it are refused (corridor_not_configured).',
+        parameters: [mid, corridorParam],
+        responses: { 200: json(ref('Routing')), 400: errors[400], 401: errors[401], 404: errors[404] },
+      },
+    },
     '/admin/merchants/{merchant_id}/pricing': {
       put: {
         ...admin, operationId: 'adminSetPricing', summary: 'Set pricing per flow',
@@ -215,6 +235,14 @@ export const adminMerchants: ApiModule = {
     },
     adminSetRouting: async (ctx) => {
       const s = await C.setRouting(ctx.services, ctx.params.merchant_id!, ctx.body, meta(ctx));
+      return { status: 200, body: s.routing };
+    },
+    adminAddCorridor: async (ctx) => {
+      const s = await C.addCorridor(ctx.services, ctx.params.merchant_id!, ctx.params.corridor_code!, meta(ctx));
+      return { status: 200, body: s.routing };
+    },
+    adminRemoveCorridor: async (ctx) => {
+      const s = await C.removeCorridor(ctx.services, ctx.params.merchant_id!, ctx.params.corridor_code!, meta(ctx));
       return { status: 200, body: s.routing };
     },
     adminSetPricing: async (ctx) => {

@@ -2,11 +2,40 @@
 // that validates quotes.
 import type { ApiModule } from '../module.ts';
 import { errors, json } from '../openapi/common.ts';
-import { OPERATORS, MIN_AMOUNT, MAX_AMOUNT, parseCorridor } from '../../domain/catalogue.ts';
+import { COUNTRIES, OPERATORS, MIN_AMOUNT, MAX_AMOUNT, parseCorridor } from '../../domain/catalogue.ts';
 import type { Routing } from '../../domain/merchant.ts';
+import type { Ctx } from '../module.ts';
+
+async function routingOf(ctx: Ctx): Promise<Routing> {
+  const row = await ctx.services.knex('merchants').where({ id: ctx.merchantId }).first('routing');
+  return row.routing as Routing;
+}
+
+/** A corridor as the merchant quotes it: both ends, and the operators a transfer quote may name on each. */
+function corridorView(code: string) {
+  const p = parseCorridor(code);
+  if (!p) return [];
+  const codesIn = (country: string) => OPERATORS.filter((o) => o.country === country).map((o) => o.code);
+  return [{
+    corridor_code: code,
+    payer_country_code: p.from, payer_currency: COUNTRIES[p.from].currency,
+    recipient_country_code: p.to, recipient_currency: COUNTRIES[p.to].currency,
+    payer_operators: codesIn(p.from), recipient_operators: codesIn(p.to),
+  }];
+}
 
 export const operatorsModule: ApiModule = {
   schemas: {
+    Corridor: {
+      type: 'object',
+      required: ['corridor_code', 'payer_country_code', 'payer_currency', 'recipient_country_code', 'recipient_currency', 'payer_operators', 'recipient_operators'],
+      properties: {
+        corridor_code: { type: 'string', description: '<payer_country>-<recipient_country>-<payer_currency>-<recipient_currency>', examples: ['CM-SN-XAF-XOF'] },
+        payer_country_code: { type: 'string' }, payer_currency: { type: 'string' },
+        recipient_country_code: { type: 'string' }, recipient_currency: { type: 'string' },
+        payer_operators: { type: 'array', items: { type: 'string' } }, recipient_operators: { type: 'array', items: { type: 'string' } },
+      },
+    },
     Operator: {
       type: 'object',
       required: [
@@ -22,6 +51,17 @@ export const operatorsModule: ApiModule = {
     },
   },
   paths: {
+    '/corridors': {
+      get: {
+        'x-auth': 'merchant', tags: ['Catalogue'], operationId: 'listCorridors',
+        summary: 'The transfer corridors enabled for this merchant',
+        description:
+          'A transfer quote succeeds only on an enabled corridor (else 400 corridor_not_configured). Each corridor names ' +
+          'its payer and recipient countries and currencies, and the operators a quote may name on each side. ' +
+          'The operator enables or disables one with PUT or DELETE /admin/merchants/{merchant_id}/corridors/{corridor_code}.',
+        responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: { $ref: '#/components/schemas/Corridor' } } } }), 401: errors[401] },
+      },
+    },
     '/operators': {
       get: {
         'x-auth': 'merchant', tags: ['Catalogue'], operationId: 'listOperators',
@@ -31,9 +71,9 @@ export const operatorsModule: ApiModule = {
     },
   },
   handlers: {
+    listCorridors: async (ctx) => ({ status: 200, body: { data: (await routingOf(ctx)).corridors.flatMap(corridorView) } }),
     listOperators: async (ctx) => {
-      const row = await ctx.services.knex('merchants').where({ id: ctx.merchantId }).first('routing');
-      const routing = row.routing as Routing;
+      const routing = await routingOf(ctx);
       const corridorCountries = new Set(routing.corridors.flatMap((c) => {
         const p = parseCorridor(c);
         return p ? [p.from, p.to] : [];

@@ -22,7 +22,7 @@ export const walletsModule: ApiModule = {
       post: {
         'x-auth': 'admin', tags: ['Operator'], operationId: 'adminTopUpWallet',
         summary: 'Fund a merchant wallet (sandbox): a ledger entry crediting available',
-        parameters: [idParam('merchant_id'), { name: 'currency', in: 'path', required: true, schema: ref('Currency') }],
+        parameters: [idParam('merchant_id'), { name: 'currency', in: 'path', required: true, schema: ref('Currency'), 'x-malformed': 'bad_request' }],
         requestBody: body({
           type: 'object', additionalProperties: false, required: ['amount'],
           properties: { amount: { ...ref('Amount'), description: 'Whole francs; 100 to 1,000,000 per top-up' } },
