@@ -1,4 +1,4 @@
-// The Markdown table printed at the end of a run (and pasted into the README's performance section).
+// The Markdown table printed at the end of a run (and pasted into bench/README.md).
 import type { Machine } from './machine.ts';
 import type { ScenarioResult } from './result.ts';
 
