@@ -90,11 +90,39 @@ function requiredAlternatives(errors: ErrorObject[]): Map<string, string[]> {
   return out;
 }
 
-export function describeErrors(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
+/**
+ * A value that matches no branch of an `anyOf` of shapes (a list bound: a date-time or a date) is one
+ * problem: its branches' messages joined with "or", in one error (required-field alternatives are
+ * requiredAlternatives's).
+ */
+function mergeShapeAlternatives(errors: ErrorObject[]): ErrorObject[] {
+  const merged = new Map<string, ErrorObject>();
+  const out: ErrorObject[] = [];
+  for (const e of errors) {
+    const m = /^(.*\/anyOf)\/[0-9]+\/[^/]+$/.exec(e.schemaPath);
+    if (!m || e.keyword === 'required') {
+      out.push(e);
+      continue;
+    }
+    const key = `${e.instancePath}|${m[1]}`;
+    const first = merged.get(key);
+    if (first) {
+      first.message = `${first.message} or ${e.message}`;
+      continue;
+    }
+    const copy = { ...e };
+    merged.set(key, copy);
+    out.push(copy);
+  }
+  return out;
+}
+
+export function describeErrors(raw: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
   const seen = new Set<string>();
   const details: ErrorDetail[] = [];
-  const alternatives = requiredAlternatives(errors ?? []);
-  for (const e of errors ?? []) {
+  const errors = mergeShapeAlternatives(raw ?? []);
+  const alternatives = requiredAlternatives(errors);
+  for (const e of errors) {
     let field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
