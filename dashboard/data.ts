@@ -92,6 +92,15 @@ export async function listOf(s: ApiServices, merchantId: string, kind: Kind, f: 
   return paginate(knex, q, { limit: PAGE_SIZE, cursor: f.cursor, createdFrom: f.createdFrom, createdTo: f.createdTo }, (r: { body: Record<string, any> }) => r.body);
 }
 
+/** The display names of the merchant's customers among `ids` (a person's first and last name, or a business name). */
+export async function customerNamesOf(s: ApiServices, merchantId: string, ids: unknown[]): Promise<Map<string, string>> {
+  const wanted = [...new Set(ids.filter((id): id is string => typeof id === 'string' && UUID.test(id)))];
+  if (wanted.length === 0) return new Map();
+  const rows: Array<{ id: string; first_name: string | null; last_name: string | null; business_name: string | null }> = await s.knex('customers')
+    .where({ merchant_id: merchantId }).whereIn('id', wanted).select('id', 'first_name', 'last_name', 'business_name');
+  return new Map(rows.map((r) => [r.id, r.business_name || [r.first_name, r.last_name].filter(Boolean).join(' ')]));
+}
+
 export async function readResource(s: ApiServices, merchantId: string, requestId: string, kind: Kind, id: string): Promise<Record<string, any> | undefined> {
   if (!UUID.test(id)) return undefined;
   return call(KINDS[kind].get, ctxFor(s, merchantId, requestId, { [KINDS[kind].param]: id }));
@@ -158,13 +167,14 @@ export async function progressOf(s: ApiServices, merchantId: string) {
   const [keys, url, delivered, payments] = await Promise.all([
     keysOf(s, merchantId),
     webhookUrlOf(s, merchantId),
-    s.knex('webhook_events').where({ merchant_id: merchantId, delivery_status: 'delivered' }).first('id'),
+    // The step is "send a test event and see it delivered": a delivered payment event does not tick it.
+    s.knex('webhook_events').where({ merchant_id: merchantId, resource_type: 'test', delivery_status: 'delivered' }).first('id'),
     Promise.all(['payins', 'payouts', 'transfers'].map((t) => s.knex(t).where({ merchant_id: merchantId }).first('id'))),
   ]);
   return {
     activeKey: keys.some((k) => k.status === 'active'),
     webhookUrl: url,
-    deliveredEvent: delivered !== undefined,
+    deliveredTestEvent: delivered !== undefined,
     firstPayment: payments.some((p) => p !== undefined),
   };
 }

@@ -77,6 +77,12 @@ t.test('lists: status and date filters, search by id, provider reference and met
   t.match(await list('?q=ORDER-77'), payin.id, 'by a metadata value');
   t.match(await list(`?q=${encodeURIComponent(payin.provider_reference)}`), payin.id, 'by provider reference');
   t.notMatch(await list('?q=ORDER-78'), payin.id);
+  // Each row names its customer and shows the merchant's metadata (issue 31).
+  const row = new RegExp(`<tr data-id="${payin.id}">[\\s\\S]*?</tr>`).exec(await list(''))?.[0] ?? '';
+  t.match(row, /<td class="customer">Ama Test<br>/, 'the customer by name');
+  t.match(row, customer.slice(0, 8), 'and by id');
+  t.match(row, /<td class="metadata"><details class="meta"><summary><code>order_id<\/code>=ORDER-77<\/summary>/, 'the metadata, expandable');
+  t.match((await userB.get('/dashboard/transfers')).text, /<th scope="col">Customer<\/th>[\s\S]*<th scope="col">Metadata<\/th>/, 'transfers have the columns too');
   const bad = await userB.get('/dashboard/payins?from=yesterday');
   t.equal(bad.status, 400);
   t.match(bad.text, /YYYY-MM-DD/);
@@ -89,6 +95,7 @@ t.test('detail pages: timeline, event history, webhook events; a transfer shows 
   t.match(pi, /Status timeline/);
   for (const type of ['payin.created', 'payin.pending', 'payin.completed']) t.match(pi, `<code>${type}</code>`, `history has ${type}`);
   t.match(pi, /ORDER-77/);
+  t.match(pi, new RegExp(`<dt>Customer</dt><dd>Ama Test <code>${customer}</code></dd>`), 'the customer by name and id');
   t.match(pi, bEvent.id, 'its webhook event is linked');
   const tr = (await userB.get(`/dashboard/transfers/${transfer.id}`)).text;
   t.match(tr, /Collection \(payin leg\)/);

@@ -45,7 +45,7 @@ ${events.map((e) => html`<tr>
 </tbody></table></div>`;
 }
 
-export function detailPage(session: Session, kind: Kind, r: Record<string, any>, history: Array<Record<string, any>>, webhooks: EventView[]): Html {
+export function detailPage(session: Session, kind: Kind, r: Record<string, any>, history: Array<Record<string, any>>, webhooks: EventView[], customerName?: string): Html {
   const k = KINDS[kind];
   const isTransfer = kind === 'transfers';
   const facts = isTransfer
@@ -69,9 +69,9 @@ ${(r.execution.disbursements as Array<Record<string, any>>).length === 0
 <dl class="facts">
 <dt>Id</dt><dd><code>${r.id}</code></dd>
 ${facts}
-<dt>Customer</dt><dd><code>${r.customer_id}</code></dd>
+<dt>Customer</dt><dd>${customerName ? html`${customerName} ` : ''}<code>${r.customer_id}</code></dd>
 <dt>Created</dt><dd>${when(r.created_at)}</dd>
-${meta.length > 0 ? html`<dt>Metadata</dt><dd>${meta.map(([mk, mv]) => html`<code>${mk}</code>=${mv} `)}</dd>` : ''}
+<dt>Metadata</dt><dd>${meta.length > 0 ? meta.map(([mk, mv]) => html`<code>${mk}</code>=${String(mv)} `) : html`<span class="muted">none</span>`}</dd>
 </dl>
 ${legs}
 <section aria-labelledby="tl-h"><h2 id="tl-h">Status timeline</h2>${timeline(r.history ?? [])}</section>

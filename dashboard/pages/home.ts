@@ -6,7 +6,7 @@ import { BASE, money, page, when } from './layout.ts';
 
 export interface HomeData {
   wallets: Array<{ currency: string; available: string; reserved: string; updated_at: string }>;
-  progress: { activeKey: boolean; webhookUrl: string | null; deliveredEvent: boolean; firstPayment: boolean };
+  progress: { activeKey: boolean; webhookUrl: string | null; deliveredTestEvent: boolean; firstPayment: boolean };
   apiBase: string;
 }
 
@@ -40,11 +40,11 @@ ${step(true, 'Sign in to the dashboard', html`You are signed in as ${session.ema
 ${step(p.activeKey, 'Create an API key', html`Your servers call the API with an API key and its secret (headers
  <code>X-Api-Key</code> and <code>X-Api-Secret</code>). <a href="${BASE}/keys">Create one on the API keys page</a>; the
  secret is shown once, so store it in your secret manager straight away.`)}
-${step(p.webhookUrl !== null, 'Set your webhook URL', html`Payment results are sent to your server as signed HTTPS
+${step(p.webhookUrl !== null, 'Set your webhook URL', html`Payment results are sent to your server as signed
  <code>POST</code> requests. <a href="${BASE}/webhooks">Enter the URL on the Webhooks page</a> and keep the signing
  secret it shows you: your server checks each request's <code>X-Service-Signature</code> with it
  (HMAC-SHA256 of <code>&lt;X-Service-Timestamp&gt;.&lt;raw body&gt;</code>).`)}
-${step(p.deliveredEvent, 'Send a test event and see it delivered', html`On the <a href="${BASE}/webhooks">Webhooks page</a>, press
+${step(p.deliveredTestEvent, 'Send a test event and see it delivered', html`On the <a href="${BASE}/webhooks">Webhooks page</a>, press
  <em>Send test event</em>. Your server must answer <code>2xx</code>; the <a href="${BASE}/events">event log</a> shows every
  attempt with the status your server answered, and lets you redeliver.`)}
 ${step(p.firstPayment, 'Make your first API call', html`Check your key with a read, then create a quote and a payin:

@@ -12,13 +12,16 @@ export interface Revealed {
   rotated?: boolean;
 }
 
+/** The key and its secret, each named by the header a request carries it in. */
 function reveal(r: Revealed): Html {
-  return html`${revealOnce(r.rotated ? 'New secret for this key' : 'Your new API key', 'new-secret', r.apiSecret,
+  return revealOnce(r.rotated ? 'New secret for this key' : 'Your new API key', 'new-secret',
     r.rotated
-      ? 'Put it in your servers now. When the grace period you chose ends, the previous secret stops working.'
-      : 'We keep only a hash of it and cannot show it again. If it is lost, rotate the key to get a new secret.')}
-<dl class="facts"><dt>API key (X-Api-Key)</dt><dd><code id="new-key">${r.key.api_key}</code>
-<button type="button" class="copy" data-copy="new-key" hidden>Copy</button></dd></dl>`;
+      ? 'Put the secret in your servers now. When the grace period you chose ends, the previous secret stops working.'
+      : 'We keep only a hash of the secret and cannot show it again. If it is lost, rotate the key to get a new secret.',
+    [
+      { id: 'new-key', label: html`API key, header <code>X-Api-Key</code>`, value: r.key.api_key },
+      { id: 'new-secret', label: html`API secret, header <code>X-Api-Secret</code>`, value: r.apiSecret },
+    ]);
 }
 
 function actions(session: Session, k: KeyView): Html {

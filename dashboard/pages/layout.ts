@@ -24,6 +24,7 @@ function head(title: string): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Merchant dashboard</title>
+<link rel="icon" href="${BASE}/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${BASE}/static/dashboard.css">
 <script src="${BASE}/static/dashboard.js" defer></script>
 </head>`;
@@ -107,15 +108,21 @@ export function confirmForm(action: string, csrf: string, button: string, questi
 </form>`;
 }
 
-/** The secret shown once, with a copy button and the warning. */
-export function revealOnce(label: string, id: string, secret: string, warning: string): Html {
+/** One value in a reveal box: its label (the header it goes in, for a credential) and the value, copyable. */
+export interface RevealItem { id: string; label: Html; value: string }
+
+/** Values shown once (a new secret, with what goes beside it), each with a copy button, and the warning. */
+export function revealOnce(title: string, id: string, warning: string, items: RevealItem[]): Html {
   return html`<section class="reveal" aria-labelledby="${id}-label">
-  <h2 id="${id}-label">${label}</h2>
+  <h2 id="${id}-label">${title}</h2>
   <p class="warning"><strong>Copy it now: it is shown only once.</strong> ${warning}</p>
-  <div class="secret-row">
-    <code id="${id}" class="secret" tabindex="0">${secret}</code>
-    <button type="button" class="copy" data-copy="${id}" hidden>Copy</button>
-  </div>
+  <dl class="revealed">
+  ${items.map((it) => html`<dt>${it.label}</dt>
+  <dd class="secret-row">
+    <code id="${it.id}" class="secret" tabindex="0">${it.value}</code>
+    <button type="button" class="copy" data-copy="${it.id}" hidden>Copy</button>
+  </dd>`)}
+  </dl>
 </section>`;
 }
 

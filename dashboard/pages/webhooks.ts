@@ -13,13 +13,24 @@ export interface WebhooksData {
   info?: string | undefined;
   error?: string | undefined;
   typedUrl?: string | undefined;
+  /** ALLOW_PRIVATE_URLS: the service also accepts http:// and private or local addresses (a test or development setup). */
+  allowPrivateUrls: boolean;
+}
+
+/** What the URL must be, as the service's own check (infra/url-safety.ts webhookUrlPolicy) decides it. */
+function urlHint(allowPrivateUrls: boolean): Html {
+  return allowPrivateUrls
+    ? html`An <code>https://</code> address. This service also accepts <code>http://</code> and private or local addresses
+ (<code>ALLOW_PRIVATE_URLS</code> is on, for tests and development; with it off, only public <code>https://</code> addresses are).`
+    : html`An <code>https://</code> address on the public internet.`;
 }
 
 export function webhooksPage(session: Session, d: WebhooksData): Html {
   return page(session, 'Webhooks', 'webhooks', html`
 ${notice(d.info)}${notice(d.error, 'error')}
-${d.secret ? revealOnce('Signing secret', 'signing-secret', d.secret,
-    'Your server needs it to check that each request comes from us. The previous secret (if any) no longer signs anything: every attempt from now on, retries included, is signed with this one.') : ''}
+${d.secret ? revealOnce('Signing secret', 'signing-secret',
+    'Your server needs it to check that each request comes from us. The previous secret (if any) no longer signs anything: every attempt from now on, retries included, is signed with this one.',
+    [{ id: 'signing-secret', label: html`Signing secret, for <code>X-Service-Signature</code>`, value: d.secret }]) : ''}
 <section aria-labelledby="url-h">
 <h2 id="url-h">Endpoint</h2>
 <p>When a payin, payout or transfer reaches a final state we send a signed <code>POST</code> to this URL and retry
@@ -29,7 +40,7 @@ ${d.secret ? revealOnce('Signing secret', 'signing-secret', d.secret,
   <label for="url">Webhook URL</label>
   <input id="url" name="url" type="url" inputmode="url" required maxlength="2000" placeholder="https://example.com/webhooks/payments"
     value="${d.typedUrl ?? d.url ?? ''}" aria-describedby="url-help">
-  <p id="url-help" class="help">An <code>https://</code> address on the public internet. Saving creates a new signing secret.</p>
+  <p id="url-help" class="help">${urlHint(d.allowPrivateUrls)} Saving creates a new signing secret.</p>
   <button type="submit">${d.url ? 'Save URL and create a new secret' : 'Save URL'}</button>
 </form>
 </section>

@@ -24,10 +24,11 @@ export function addMoneyRoutes(r: Router, s: ApiServices): void {
       const to = dayBound(form.to, true);
       const status = form.status && D.KINDS[kind].statuses.includes(form.status) ? form.status : undefined;
       if (from === null || to === null) {
-        return send(res, 400, listPage(session, kind, [], null, form, 'Dates must be written YYYY-MM-DD.'));
+        return send(res, 400, listPage(session, kind, [], null, form, { error: 'Dates must be written YYYY-MM-DD.' }));
       }
       const list = await D.listOf(s, session.merchantId, kind, { status, createdFrom: from, createdTo: to, search: form.q || undefined, cursor: query(req, 'cursor') });
-      send(res, 200, listPage(session, kind, list.data, list.next_cursor, { ...form, status }));
+      const names = await D.customerNamesOf(s, session.merchantId, list.data.map((r) => r.customer_id));
+      send(res, 200, listPage(session, kind, list.data, list.next_cursor, { ...form, status }, { names }));
     });
 
     r.get(`/${kind}/:id`, async (req, res) => {
@@ -35,11 +36,12 @@ export function addMoneyRoutes(r: Router, s: ApiServices): void {
       const id = String(req.params.id);
       const item = await D.readResource(s, session.merchantId, requestId(req), kind, id);
       if (!item) throw new DomainError('not_found', `${D.KINDS[kind].singular} not found`);
-      const [history, hooks] = await Promise.all([
+      const [history, hooks, names] = await Promise.all([
         D.historyOf(s, session.merchantId, requestId(req), kind, id),
         D.eventsOf(s, session.merchantId, { resourceId: id, limit: 50 }),
+        D.customerNamesOf(s, session.merchantId, [item.customer_id]),
       ]);
-      send(res, 200, detailPage(session, kind, item, history, hooks.data));
+      send(res, 200, detailPage(session, kind, item, history, hooks.data, names.get(item.customer_id)));
     });
   }
 }

@@ -16,7 +16,7 @@ import { done, field, keepNonce, locals, nonce, requestId, send } from '../http.
 async function webhooks(s: ApiServices, req: Request, res: Response, status: number, extra: { secret?: string; error?: string; typedUrl?: string } = {}) {
   const { session } = locals(res);
   const [url, recent] = await Promise.all([D.webhookUrlOf(s, session.merchantId), D.eventsOf(s, session.merchantId, { limit: 10 })]);
-  send(res, status, webhooksPage(session, { url, recent: recent.data, info: done(req), ...extra }));
+  send(res, status, webhooksPage(session, { url, recent: recent.data, info: done(req), allowPrivateUrls: s.config.allowPrivateUrls, ...extra }));
 }
 
 async function setUrl(s: ApiServices, req: Request, res: Response): Promise<void> {
