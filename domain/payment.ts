@@ -84,6 +84,31 @@ export function checkParty<P extends RailParty>(
   return { ...party, phone };
 }
 
+/**
+ * The checks of a party that need no quote (checkParty makes them again on a valid body): a
+ * mobile-money party's phone and operator, the phone for the party's own country. On a body as sent
+ * (any shape; other types are the schema's to report): the API runs this beside a schema error, so
+ * one answer lists every problem (issue 31).
+ */
+export function partyProblems(party: unknown, field: string): ErrorDetail[] {
+  if (!party || typeof party !== 'object') return [];
+  const p = party as Record<string, unknown>;
+  const details: ErrorDetail[] = [];
+  if (p.rail_type === 'mobile_money') {
+    if (p.phone === undefined) details.push({ field: `${field}.phone`, message: 'is required for mobile_money' });
+    if (p.operator_code === undefined) details.push({ field: `${field}.operator_code`, message: 'is required for mobile_money' });
+  }
+  if (typeof p.phone === 'string' && typeof p.country_code === 'string' && Object.hasOwn(COUNTRIES, p.country_code)) {
+    try {
+      normalisePhone(p.phone, p.country_code as CountryCode, `${field}.phone`);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      details.push(...(err.details ?? [{ field: `${field}.phone`, message: err.message }]));
+    }
+  }
+  return details;
+}
+
 /** The lifecycle every payment shares (payins and payouts): created → pending → completed | failed. */
 export interface PaymentLifecycle {
   status: PaymentStatus;

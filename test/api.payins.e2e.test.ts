@@ -110,6 +110,8 @@ t.test('refusals: quote, customer, party, each code; a refused request never con
   const badPhone = await code({ quote_id: q.id, customer_id: customer, source: party('CM', 'CM_MTN_MOMO', '+221770000001') });
   t.equal(badPhone.code, 'bad_request', 'a phone of another country');
   t.same(badPhone.details.map((d: any) => d.field), ['source.phone']);
+  const both = await code({ quote_id: q.id, customer_id: customer, colour: 'red', source: party('CM', 'CM_MTN_MOMO', '+221770000001') });
+  t.same(both.details.map((d: any) => d.field).sort(), ['colour', 'source.phone'], 'a schema error and a bad phone in one answer (issue 31)');
   const otherCustomer = await newCustomer(h, m, 'CM', '+237670000002');
   t.equal((await code({ quote_id: q.id, customer_id: otherCustomer, source: src })).code, 'quote_mismatch', 'the quote was made for another customer');
   t.equal((await code({ quote_id: q.id, customer_id: randomUUID(), source: src })).code, 'customer_not_found');

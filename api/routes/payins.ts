@@ -3,6 +3,7 @@
 import type { ApiModule, Ctx } from '../module.ts';
 import { body, errors, idempotencyHeader, idParam, json, listOf, ref } from '../openapi/common.ts';
 import { DomainError, invariant } from '../../domain/errors.ts';
+import { partyProblems } from '../../domain/payment.ts';
 import { createPayin } from '../../commands/payins.ts';
 import { listRequest, paginate } from '../../projections/pagination.ts';
 import { renderPayin } from '../../projections/views/payin.ts';
@@ -52,6 +53,10 @@ export const payinsModule: ApiModule = {
         parameters: [idParam('payin_id')], responses: { 200: json(ref('Payin')), 401: errors[401], 404: errors[404] },
       },
     },
+  },
+  // Beside a schema error, the party checks that need no quote (module.ts BodyCheck).
+  bodyChecks: {
+    createPayin: (body) => partyProblems(body?.source, 'source'),
   },
   handlers: {
     createPayin: async (ctx: Ctx) => {

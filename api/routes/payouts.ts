@@ -3,6 +3,7 @@
 import type { ApiModule, Ctx } from '../module.ts';
 import { body, errors, idempotencyHeader, idParam, json, listOf, ref } from '../openapi/common.ts';
 import { DomainError, invariant } from '../../domain/errors.ts';
+import { partyProblems } from '../../domain/payment.ts';
 import { createPayout } from '../../commands/payouts.ts';
 import { listRequest, paginate } from '../../projections/pagination.ts';
 import { renderPayout } from '../../projections/views/payout.ts';
@@ -49,6 +50,10 @@ export const payoutsModule: ApiModule = {
         parameters: [idParam('payout_id')], responses: { 200: json(ref('Payout')), 401: errors[401], 404: errors[404] },
       },
     },
+  },
+  // Beside a schema error, the party checks that need no quote (module.ts BodyCheck).
+  bodyChecks: {
+    createPayout: (body) => partyProblems(body?.recipient, 'recipient'),
   },
   handlers: {
     createPayout: async (ctx: Ctx) => {

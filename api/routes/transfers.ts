@@ -3,6 +3,7 @@
 import type { ApiModule, Ctx } from '../module.ts';
 import { body, errors, idempotencyHeader, idParam, json, listOf, listParams, ref } from '../openapi/common.ts';
 import { DomainError, invariant } from '../../domain/errors.ts';
+import { partyProblems } from '../../domain/payment.ts';
 import { createTransfer, relaunchPayout } from '../../commands/transfers.ts';
 import { listRequest, paginate } from '../../projections/pagination.ts';
 import { renderTransfer } from '../../projections/views/transfer.ts';
@@ -155,6 +156,11 @@ export const transfersModule: ApiModule = {
         responses: { 200: json(ref('Transfer')), 400: errors[400], 401: errors[401], 404: errors[404], 409: errors[409] },
       },
     },
+  },
+  // Beside a schema error, the party checks that need no quote (module.ts BodyCheck).
+  bodyChecks: {
+    createTransfer: (body) => [...partyProblems(body?.payer, 'payer'), ...partyProblems(body?.recipient, 'recipient')],
+    relaunchTransferPayout: (body) => partyProblems(body?.recipient, 'recipient'),
   },
   handlers: {
     createTransfer: async (ctx) => {
