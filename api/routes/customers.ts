@@ -35,9 +35,8 @@ const declared = (fields: readonly string[]) => Object.fromEntries(fields.map((f
 
 /** The seed's required identity fields per type, from the domain's table (one rule, two checks). */
 const requiredByType = C.CUSTOMER_TYPES.map((t) => ({
-  if: t === 'individual'
-    ? { anyOf: [{ not: { properties: declared(['customer_type']), required: ['customer_type'] } }, { properties: { customer_type: { const: t } }, required: ['customer_type'] }] }
-    : { properties: { customer_type: { const: t } }, required: ['customer_type'] },
+  // individual is the default: its condition holds when customer_type is left out.
+  if: t === 'individual' ? { properties: { customer_type: { const: t } } } : { properties: { customer_type: { const: t } }, required: ['customer_type'] },
   then: { properties: declared(C.REQUIRED_IDENTITY_FIELDS[t]), required: [...C.REQUIRED_IDENTITY_FIELDS[t]] },
 }));
 
@@ -48,7 +47,8 @@ const schemas = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      customer_type: { type: 'string', enum: [...C.CUSTOMER_TYPES], default: 'individual' },
+      // No `default:` keyword: generated clients (openapi-typescript) would make the field mandatory.
+      customer_type: { type: 'string', enum: [...C.CUSTOMER_TYPES], description: 'individual when left out' },
       ...profileProperties,
     },
     allOf: requiredByType,
