@@ -66,6 +66,8 @@ export const operatorsModule: ApiModule = {
       get: {
         'x-auth': 'merchant', tags: ['Catalogue'], operationId: 'listOperators',
         summary: 'Operators enabled for this merchant, with flows, limits, OTP and availability',
+        description: 'An operator shows the flow transfer when a corridor enabled for this merchant starts or ends in its country; ' +
+          'the corridors themselves, with the operators of each side, are at GET /corridors.',
         responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: { $ref: '#/components/schemas/Operator' } } } }), 401: errors[401] },
       },
     },
