@@ -9,6 +9,7 @@ import { createHttpApp } from '../api/server.ts';
 import { customersModule } from '../api/routes/customers.ts';
 import type { ApiModule } from '../api/module.ts';
 import { DomainError } from '../domain/errors.ts';
+import { requestHash } from '../commands/idempotency.ts';
 import { body, errors, idempotencyHeader, json } from '../api/openapi/common.ts';
 
 const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
@@ -224,6 +225,21 @@ t.test('a replayed refusal is the same body: the first request_id, and the hint 
   t.equal(again.body.error.request_id, 'first-request', 'the request that produced the outcome');
   t.equal(again.body.error.code, 'insufficient_balance', 'the code stays');
   t.equal(again.headers.get('x-request-id'), 'second-request', 'X-Request-Id still names this request (CONTRACT.md §5)');
+});
+
+t.test('a refusal stored before its request_id was kept replays with the hint and the replay\'s request_id (issue 31)', async (t) => {
+  const m = await h.newMerchant('LegacyRefusal');
+  const idem = h.app.services.idempotency;
+  const body = { amount: '5000' };
+  const claim = await idem.claim(m.merchantId, 'legacy-1', 'POST', '/probe/refusals', requestHash('POST', '/probe/refusals', body));
+  if (claim.kind !== 'run') throw new Error('expected a fresh claim');
+  await idem.complete(claim, 400, { error: { code: 'insufficient_balance', message: 'The wallet holds too little' } });
+  const r = await request(probeUrl, 'POST', '/probe/refusals', { body, headers: { ...auth(m), 'idempotency-key': 'legacy-1', 'x-request-id': 'the-replay' } });
+  t.equal(r.status, 400);
+  t.equal(r.body.error.code, 'insufficient_balance');
+  t.match(r.body.error.message, /^The wallet holds too little\. .*new Idempotency-Key/);
+  t.equal(r.body.error.request_id, 'the-replay', 'never without a request_id');
+  t.equal(r.body._meta.idempotency_replayed, true);
 });
 
 t.test('keys are scoped to the merchant', async (t) => {

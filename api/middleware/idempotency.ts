@@ -53,13 +53,14 @@ const NEW_KEY_HINT =
 const withNewKeyHint = (message: string) => (message.endsWith(NEW_KEY_HINT) ? message : `${message}. ${NEW_KEY_HINT}`.replace(/\.\. /, '. '));
 
 /**
- * The stored body as replayed. Refusals stored before the first request's id and the hint were kept
- * in them (issue 31) get the hint; their request id is gone (the X-Request-Id header is the replay's own).
+ * The stored body as replayed: a refusal carries the first request's id (the X-Request-Id header is
+ * the replay's own, as on every response). Refusals stored before the id and the hint were kept in
+ * them (issue 31) get the hint, and the replay's id for the one they lost.
  */
-function replayedBody(body: unknown): unknown {
-  const error = (body as { error?: { message?: unknown } } | null)?.error;
+function replayedBody(body: unknown, requestId: string): unknown {
+  const error = (body as { error?: { message?: unknown; request_id?: unknown } } | null)?.error;
   if (!error || typeof error.message !== 'string') return body;
-  return { ...(body as object), error: { ...error, message: withNewKeyHint(error.message) } };
+  return { ...(body as object), error: { ...error, message: withNewKeyHint(error.message), request_id: error.request_id ?? requestId } };
 }
 
 /** Runs the request once per key; answers the reply to send. */
@@ -72,7 +73,7 @@ async function runIdempotent(r: IdempotentRequest): Promise<Reply> {
     // are committed side by side, below; a crash can fall between): a replay, like the first
     // answer, is sent only once they include everything committed so far.
     await awaitEverythingCommitted(services);
-    return { status: claim.status, body: withMeta(replayedBody(claim.body), key, true) };
+    return { status: claim.status, body: withMeta(replayedBody(claim.body, ctx.requestId), key, true) };
   }
   const stopRenewing = services.idempotency.keepAlive(claim, (err) => ctx.log.warn({ err }, 'idempotency lease renewal failed'));
   try {
