@@ -54,6 +54,15 @@ export async function configureWebhook(s: Services, merchantId: string, url: str
   return { url, signingSecret };
 }
 
+/** A new signing secret for the URL in force; refused when no URL is configured. */
+export async function rotateWebhookSecret(s: Services, merchantId: string, meta: EventMetadata) {
+  const signingSecret = randomToken('whsec_', 32);
+  const state = await onMerchant(s, merchantId, {
+    type: 'RotateWebhookSecret', data: { sealedSecret: s.secrets.encrypt(signingSecret), at: now(s) },
+  }, meta);
+  return { url: state.webhookUrl!, signingSecret };
+}
+
 export async function setRouting(s: Services, merchantId: string, routing: Partial<M.Routing>, meta: EventMetadata) {
   return onMerchant(s, merchantId, { type: 'SetRouting', data: { routing, at: now(s) } }, meta);
 }

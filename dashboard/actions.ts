@@ -63,7 +63,7 @@ async function configuredUrl(s: ApiServices, merchantId: string): Promise<string
 }
 
 export async function rotateWebhookSecret(s: ApiServices, session: Session, requestId: string) {
-  return C.configureWebhook(s, session.merchantId, await configuredUrl(s, session.merchantId), meta(session, requestId));
+  return C.rotateWebhookSecret(s, session.merchantId, meta(session, requestId));
 }
 
 /** `testId`: the form's claim id (form-once.ts), so a claim taken over after a crash sends no second test. */

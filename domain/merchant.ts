@@ -82,6 +82,7 @@ export type MerchantCommand =
   | { type: 'RotateApiKey'; data: RotateApiKey }
   | { type: 'RevokeApiKey'; data: { keyId: string; at: string } }
   | { type: 'ConfigureWebhook'; data: ConfigureWebhook }
+  | { type: 'RotateWebhookSecret'; data: RotateWebhookSecret }
   | { type: 'SetRouting'; data: { routing: Partial<Routing>; at: string } }
   | { type: 'AddCorridor'; data: { corridor: string; at: string } }
   | { type: 'RemoveCorridor'; data: { corridor: string; at: string } }
@@ -144,6 +145,8 @@ export const merchantDecider = {
         return revokeApiKey(s, command.data);
       case 'ConfigureWebhook':
         return configureWebhook(s, command.data);
+      case 'RotateWebhookSecret':
+        return rotateWebhookSecret(s, command.data);
       case 'SetRouting':
         return setRouting(s, command.data);
       case 'AddCorridor':
@@ -190,6 +193,9 @@ interface ConfigureWebhook {
   sealedSecret: string;
   at: string;
 }
+
+/** A new signing secret for the webhook URL in force (which must exist). */
+type RotateWebhookSecret = Omit<ConfigureWebhook, 'url'>;
 
 function createMerchant(s: MerchantState, c: CreateMerchant): MerchantEvent[] {
   if (s.exists) return []; // a retried create with the same id: already done
@@ -238,6 +244,12 @@ function revokeApiKey(s: MerchantState, c: { keyId: string; at: string }): Merch
 function configureWebhook(s: MerchantState, c: ConfigureWebhook): MerchantEvent[] {
   requireMerchant(s);
   return [{ type: 'merchant.webhook_configured', data: { url: c.url, signing_secret_sealed: c.sealedSecret, at: c.at } }];
+}
+
+function rotateWebhookSecret(s: MerchantState, c: RotateWebhookSecret): MerchantEvent[] {
+  requireMerchant(s);
+  if (!s.webhookUrl) refuse('bad_request', 'No webhook URL is configured for this merchant');
+  return configureWebhook(s, { ...c, url: s.webhookUrl! });
 }
 
 function setRouting(s: MerchantState, c: { routing: Partial<Routing>; at: string }): MerchantEvent[] {

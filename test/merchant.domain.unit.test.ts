@@ -87,6 +87,14 @@ t.test('webhook: the URL and the sealed signing secret are recorded', async (t) 
     .then(t, [{ type: 'merchant.webhook_configured', data: { url: 'https://hooks.example/x', signing_secret_sealed: 'sealed', at: LATER } }]);
 });
 
+t.test('webhook secret rotation: a new secret for the URL in force; refused with no URL, or no merchant', async (t) => {
+  const configured = { type: 'merchant.webhook_configured' as const, data: { url: 'https://hooks.example/x', signing_secret_sealed: 'old', at: AT } };
+  merchants.given([created, configured]).when({ type: 'RotateWebhookSecret', data: { sealedSecret: 'new', at: LATER } })
+    .then(t, [{ type: 'merchant.webhook_configured', data: { url: 'https://hooks.example/x', signing_secret_sealed: 'new', at: LATER } }]);
+  merchants.given([created]).when({ type: 'RotateWebhookSecret', data: { sealedSecret: 'new', at: LATER } }).thenThrows(t, 'bad_request');
+  merchants.given([]).when({ type: 'RotateWebhookSecret', data: { sealedSecret: 'new', at: LATER } }).thenThrows(t, 'not_found');
+});
+
 t.test('routing: merged over the current routing, duplicates dropped; unknown codes refused, each named', async (t) => {
   merchants.given([created]).when({
     type: 'SetRouting', data: { routing: { payout_operators: ['SN_WAVE_MOMO', 'SN_WAVE_MOMO'], corridors: ['CM-SN-XAF-XOF'] }, at: LATER },

@@ -6,8 +6,6 @@ import { errors, idParam, json, listOf, listParams, ref } from '../openapi/commo
 import { DomainError } from '../../domain/errors.ts';
 import { paginate, listRequest } from '../../projections/pagination.ts';
 import * as C from '../../commands/merchants.ts';
-import * as M from '../../domain/merchant.ts';
-import { streams } from '../../commands/streams.ts';
 import { requestRedelivery } from '../../commands/webhook-redeliveries.ts';
 import {
   attemptsOf, DELIVERY_STATUSES, eventView, readEvent, type WebhookEventRow,
@@ -82,6 +80,9 @@ export const eventsModule: ApiModule = {
     '/events': {
       get: {
         'x-auth': 'merchant', tags, operationId: 'listEvents',
+        description:
+          'The merchant\'s webhook events, newest first, each with its envelope (id, event, created_at, data), its delivery ' +
+          'status and attempts. Filters: status or delivery_status, event, type, resource_id, customer_id, created_from, created_to.',
         summary: 'Webhook events of this merchant, newest first, with delivery status and attempts',
         parameters: listParameters,
         responses: { 200: json(listOf(ref('WebhookEvent'))), 400: errors[400], 401: errors[401] },
@@ -90,6 +91,7 @@ export const eventsModule: ApiModule = {
     '/events/{event_id}': {
       get: {
         'x-auth': 'merchant', tags, operationId: 'getEvent', summary: 'One webhook event with its attempts',
+        description: 'One webhook event: the envelope as sent and every delivery attempt.',
         parameters: [eventId], responses: { 200: json(ref('WebhookEvent')), 401: errors[401], 404: errors[404] },
       },
     },
@@ -144,11 +146,7 @@ export const eventsModule: ApiModule = {
       return { status: 202, body: ev };
     },
     adminRotateWebhookSecret: async (ctx) => {
-      const merchantId = ctx.params.merchant_id!;
-      const loaded = await ctx.services.aggregates.load(streams.merchant(merchantId), M.merchantDecider);
-      if (!loaded.state.exists) throw new DomainError('not_found', 'Merchant not found');
-      if (!loaded.state.webhookUrl) throw new DomainError('bad_request', 'No webhook URL is configured for this merchant');
-      const r = await C.configureWebhook(ctx.services, merchantId, loaded.state.webhookUrl, { requestId: ctx.requestId, actor: 'operator' });
+      const r = await C.rotateWebhookSecret(ctx.services, ctx.params.merchant_id!, { requestId: ctx.requestId, actor: 'operator' });
       return { status: 200, body: { url: r.url, signing_secret: r.signingSecret } };
     },
   },
