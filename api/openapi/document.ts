@@ -3,7 +3,9 @@
 import { commonSchemas } from './common.ts';
 import { tags } from './tags.ts';
 import { webhooks, webhookSchemas } from './webhooks.ts';
-import type { ApiModule } from '../module.ts';
+import { withExamples } from './with-examples.ts';
+import { operationExamples } from './examples/operations.ts';
+import type { ApiModule, Operation } from '../module.ts';
 
 export function buildDocument(modules: ApiModule[]) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -14,11 +16,13 @@ export function buildDocument(modules: ApiModule[]) {
     }
     Object.assign(schemas, m.schemas ?? {});
   }
-  // Security per operation from its x-auth.
+  // Security per operation from its x-auth; its examples.
   for (const ops of Object.values(paths)) {
-    for (const op of Object.values(ops) as Array<Record<string, unknown>>) {
+    for (const [method, raw] of Object.entries(ops)) {
+      const op = raw as Operation;
       const auth = op['x-auth'];
       op.security = auth === 'merchant' ? [{ ApiKey: [], ApiSecret: [] }] : auth === 'admin' ? [{ AdminToken: [] }] : [];
+      ops[method] = withExamples(op, operationExamples[op.operationId]);
     }
   }
   return {

@@ -3,6 +3,7 @@
 // schema for that `data.type` (the same JSON as GET /payins/{id} and the like, at event time).
 import { WEBHOOK_EVENTS_BY_TYPE } from '../../domain/webhook-events.ts';
 import { ref } from './common.ts';
+import { webhookExamples } from './examples/operations.ts';
 
 /** The component schema of `data.object` per `data.type`. */
 const OBJECT_SCHEMA: Record<string, string> = { payin: 'Payin', payout: 'Payout', transfer: 'Transfer', test: 'WebhookTestObject' };
@@ -69,7 +70,10 @@ export function webhooks(): Record<string, unknown> {
             'or it is retried on the schedule (7 attempts in all).',
           security: [],
           parameters: signatureHeaders,
-          requestBody: { required: true, content: { 'application/json': { schema: ref(envelopeName(type)) } } },
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: ref(envelopeName(type)), ...(webhookExamples[event] ? { example: webhookExamples[event] } : {}) } },
+          },
           responses: {
             200: { description: 'Acknowledged (any 2xx acknowledges)' },
             400: { description: 'Not acknowledged (any other answer, or none within the time-out): the event is retried' },

@@ -105,6 +105,9 @@ export const adminMerchants: ApiModule = {
     '/admin/merchants': {
       post: {
         ...admin, operationId: 'adminCreateMerchant', summary: 'Create a merchant',
+        description:
+          'A new active merchant with the default routing (every operator for ' +
+          'payins and payouts, no corridor) and pricing. Create an API key next.',
         requestBody: body({ type: 'object', additionalProperties: false, required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 200 } } }),
         responses: { 201: json(ref('Merchant'), 'Created'), 400: errors[400], 401: errors[401] },
       },
@@ -112,12 +115,14 @@ export const adminMerchants: ApiModule = {
     '/admin/merchants/{merchant_id}': {
       get: {
         ...admin, operationId: 'adminGetMerchant', summary: 'Read a merchant with routing, pricing and webhook URL',
+        description: 'The merchant with its status, routing, pricing and webhook URL (never the signing secret).',
         parameters: [mid], responses: { 200: json(ref('Merchant')), 401: errors[401], 404: errors[404] },
       },
     },
     '/admin/merchants/{merchant_id}/status': {
       post: {
         ...admin, operationId: 'adminSetMerchantStatus', summary: 'Activate or deactivate a merchant',
+        description: 'An inactive merchant\'s API keys are refused (401) until it is active again; nothing else changes.',
         parameters: [mid],
         requestBody: body({ type: 'object', additionalProperties: false, required: ['status'], properties: { status: { type: 'string', enum: ['active', 'inactive'] } } }),
         responses: { 200: json(ref('Merchant')), 400: errors[400], 401: errors[401], 404: errors[404] },
@@ -126,12 +131,16 @@ export const adminMerchants: ApiModule = {
     '/admin/merchants/{merchant_id}/api-keys': {
       post: {
         ...admin, operationId: 'adminCreateApiKey', summary: 'Create an API key (the secret is shown once)',
+        description:
+          'api_key goes in X-Api-Key and api_secret in X-Api-Secret. The secret ' +
+          'is answered here only: it is stored as a hash. expires_at is optional.',
         parameters: [mid],
         requestBody: body({ type: 'object', additionalProperties: false, properties: { expires_at: { type: 'string', format: 'date-time' } } }),
         responses: { 201: json(ref('ApiKeyWithSecret'), 'Created'), 400: errors[400], 401: errors[401], 404: errors[404] },
       },
       get: {
         ...admin, operationId: 'adminListApiKeys', summary: 'List API keys (never the secrets)',
+        description: 'Every key of the merchant with its status (active, revoked, expired), oldest first; never a secret.',
         parameters: [mid],
         responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('ApiKey') } } }), 401: errors[401], 404: errors[404] },
       },
@@ -139,6 +148,7 @@ export const adminMerchants: ApiModule = {
     '/admin/merchants/{merchant_id}/api-keys/{key_id}/rotate': {
       post: {
         ...admin, operationId: 'adminRotateApiKey', summary: 'New secret for a key; the old one works for grace_seconds',
+        description: 'The key gets a new secret (answered once); the previous secret keeps working for grace_seconds (default 0: at once refused).',
         parameters: [mid, kid],
         requestBody: body({ type: 'object', additionalProperties: false, properties: { grace_seconds: { type: 'integer', minimum: 0, maximum: 604800 } } }),
         responses: { 201: json(ref('ApiKeyWithSecret'), 'Rotated'), 400: errors[400], 401: errors[401], 404: errors[404] },
@@ -147,12 +157,16 @@ export const adminMerchants: ApiModule = {
     '/admin/merchants/{merchant_id}/api-keys/{key_id}/revoke': {
       post: {
         ...admin, operationId: 'adminRevokeApiKey', summary: 'Revoke a key',
+        description: 'The key is refused from now on (401); revoking is final.',
         parameters: [mid, kid], responses: { 200: json(ref('ApiKey')), 401: errors[401], 404: errors[404] },
       },
     },
     '/admin/merchants/{merchant_id}/webhook': {
       put: {
         ...admin, operationId: 'adminSetWebhook', summary: 'Set the webhook URL; answers a new signing secret each call',
+        description:
+          'Sets the URL events are POSTed to and answers a new signing secret (shown once) each ' +
+          'call. The URL must be https and resolve to public addresses unless ALLOW_PRIVATE_URLS.',
         parameters: [mid],
         requestBody: body({ type: 'object', additionalProperties: false, required: ['url'], properties: { url: { type: 'string', minLength: 1, maxLength: 2000 } } }),
         responses: { 200: json(ref('WebhookSecret')), 400: errors[400], 401: errors[401], 404: errors[404] },
@@ -161,6 +175,9 @@ export const adminMerchants: ApiModule = {
     '/admin/merchants/{merchant_id}/routing': {
       put: {
         ...admin, operationId: 'adminSetRouting', summary: 'Set enabled operators and corridors',
+        description:
+          'Replaces the lists sent (payin_operators, payout_operators, corridors, ' +
+          'kyc_required_operators); the lists left out keep their value. Answers the whole routing.',
         parameters: [mid],
         // A partial body: the lists not sent keep their value (so the answer's required list is not the body's).
         requestBody: body({ type: 'object', additionalProperties: false, properties: schemas.Routing.properties }),
@@ -185,6 +202,9 @@ export const adminMerchants: ApiModule = {
     '/admin/merchants/{merchant_id}/pricing': {
       put: {
         ...admin, operationId: 'adminSetPricing', summary: 'Set pricing per flow',
+        description:
+          'Replaces the price rules sent (payin, payout, transfer: percent and ' +
+          'fixed); the flows left out keep theirs. Applies to quotes made from now on.',
         parameters: [mid],
         requestBody: body({ type: 'object', additionalProperties: false, properties: schemas.Pricing.properties }),
         responses: { 200: json(ref('Pricing')), 400: errors[400], 401: errors[401], 404: errors[404] },

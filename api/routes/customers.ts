@@ -139,6 +139,9 @@ export const customersModule: ApiModule = {
     '/customers': {
       post: {
         ...merchant, operationId: 'createCustomer', summary: 'Create a customer',
+        description:
+          'The person or business a payment is for: every payin, payout and transfer names one. ' +
+          'The answer echoes every profile field (null when not sent), the phone in E.164. Idempotent.',
         'x-idempotent': true,
         parameters: [idempotencyHeader],
         requestBody: body(ref('CustomerCreate')),
@@ -157,6 +160,7 @@ export const customersModule: ApiModule = {
     '/customers/{customer_id}': {
       get: {
         ...merchant, operationId: 'getCustomer', summary: 'Read a customer',
+        description: 'The customer with its KYC status; another merchant\'s customer is a 404 like an unknown one.',
         parameters: [idParam('customer_id')],
         responses: { 200: json(ref('Customer')), 401: errors[401], 404: errors[404] },
       },

@@ -55,6 +55,7 @@ export const dashboardUsersModule: ApiModule = {
       },
       get: {
         'x-auth': 'admin', tags, operationId: 'adminListDashboardUsers', summary: "A merchant's dashboard users",
+        description: 'The merchant\'s dashboard users: invited until they set a password, then active.',
         parameters: [mid],
         responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('DashboardUser') } } }), 401: errors[401], 404: errors[404] },
       },

@@ -117,6 +117,7 @@ export const kycModule: ApiModule = {
       },
       get: {
         ...merchant, operationId: 'getKyc', summary: "Read a customer's KYC status and documents",
+        description: 'not_started until documents are submitted; then the latest submission\'s documents with their status.',
         parameters: [idParam('customer_id')],
         responses: { 200: json(ref('KycRecord')), 401: errors[401], 404: errors[404] },
       },

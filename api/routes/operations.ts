@@ -125,6 +125,9 @@ export const operationsModule: ApiModule = {
     '/admin/projections': {
       get: {
         ...admin, operationId: 'adminProjectionStatus', summary: 'Each projection\'s checkpoint, lag in events, and its latest online rebuild',
+        description:
+          'For each read model: the position it has applied (checkpoint), ' +
+          'the store\'s head, the lag in events, and its latest online rebuild.',
         responses: { 200: json(ref('ProjectionStatus')), 401: errors[401] },
       },
     },
@@ -139,6 +142,7 @@ export const operationsModule: ApiModule = {
     '/metrics': {
       get: {
         ...admin, operationId: 'metrics', summary: 'Prometheus metrics (text exposition format)',
+        description: 'Prometheus text: request rates and latencies, payment volumes, backlogs (webhooks, jobs, projections).',
         responses: { 200: text('text/plain', 'Metrics'), 401: errors[401] },
       },
     },

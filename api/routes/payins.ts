@@ -37,6 +37,9 @@ export const payinsModule: ApiModule = {
     '/payins': {
       post: {
         ...merchant, operationId: 'createPayin', summary: 'Create a payin from an active payin quote', 'x-idempotent': true,
+        description:
+          'Collects the quote\'s send_amount from the payer (source). Answers 201 pending; the outcome ' +
+          'arrives as payin.completed or payin.failed (webhook and GET). The quote is consumed. Idempotent.',
         parameters: [idempotencyHeader], requestBody: body(ref('PayinCreate')),
         responses: { 201: json(ref('Payin'), 'Created (status pending)'), 400: errors[400], 401: errors[401], 409: errors[409] },
       },
@@ -50,6 +53,7 @@ export const payinsModule: ApiModule = {
     '/payins/{payin_id}': {
       get: {
         ...merchant, operationId: 'getPayin', summary: 'Read a payin',
+        description: 'The payin with its status history and wallet impact.',
         parameters: [idParam('payin_id')], responses: { 200: json(ref('Payin')), 401: errors[401], 404: errors[404] },
       },
     },

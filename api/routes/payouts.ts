@@ -34,6 +34,9 @@ export const payoutsModule: ApiModule = {
     '/payouts': {
       post: {
         ...merchant, operationId: 'createPayout', summary: 'Create a payout from an active payout quote', 'x-idempotent': true,
+        description:
+          'Pays the quote\'s receive_amount to the recipient. send_amount is held in the wallet at once (400 ' +
+          'insufficient_balance if short); answers 201 pending; payout.completed or payout.failed follows. Idempotent.',
         parameters: [idempotencyHeader], requestBody: body(ref('PayoutCreate')),
         responses: { 201: json(ref('Payout'), 'Created (status pending)'), 400: errors[400], 401: errors[401], 409: errors[409] },
       },
@@ -47,6 +50,7 @@ export const payoutsModule: ApiModule = {
     '/payouts/{payout_id}': {
       get: {
         ...merchant, operationId: 'getPayout', summary: 'Read a payout',
+        description: 'The payout with its status history and wallet impact.',
         parameters: [idParam('payout_id')], responses: { 200: json(ref('Payout')), 401: errors[401], 404: errors[404] },
       },
     },

@@ -12,6 +12,9 @@ export const providerCallbacksModule: ApiModule = {
     '/provider-callbacks/{provider}': {
       post: {
         'x-auth': 'public', tags: ['Providers'], operationId: 'providerCallback',
+        description:
+          'A provider\'s push of a leg outcome, verified by its adapter ' +
+          '(sandbox: the X-Sandbox-Signature HMAC). A replayed callback changes nothing.',
         summary: 'Leg outcome pushed by a provider (signature verified by its adapter)',
         parameters: [{ name: 'provider', in: 'path', required: true, schema: { type: 'string', enum: ['sandbox'] } }],
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },

@@ -92,24 +92,36 @@ export const quotesModule: ApiModule = {
     '/quotes/payin': {
       post: {
         ...merchant, operationId: 'createPayinQuote', summary: 'Quote a payin (collection)', 'x-idempotent': true,
+        description:
+          'Locks the fee, the amounts and the route of a collection for a ' +
+          'few minutes (expires_at). Then POST /payins with its id. Idempotent.',
         parameters: [idempotencyHeader], requestBody: body(ref('QuotePayinRequest')), responses: created,
       },
     },
     '/quotes/payout': {
       post: {
         ...merchant, operationId: 'createPayoutQuote', summary: 'Quote a payout (disbursement)', 'x-idempotent': true,
+        description:
+          'Locks the fee, the amounts and the route of a disbursement for a ' +
+          'few minutes (expires_at). Then POST /payouts with its id. Idempotent.',
         parameters: [idempotencyHeader], requestBody: body(ref('QuotePayoutRequest')), responses: created,
       },
     },
     '/quotes/transfer': {
       post: {
         ...merchant, operationId: 'createTransferQuote', summary: 'Quote a two-leg transfer', 'x-idempotent': true,
+        description:
+          'Locks a two-leg transfer\'s fee and amounts: collect payin_amount from the payer, ' +
+          'pay payout_amount to the recipient. The merchant needs the corridor enabled. Idempotent.',
         parameters: [idempotencyHeader], requestBody: body(ref('QuoteTransferRequest')), responses: created,
       },
     },
     '/quotes/{quote_id}': {
       get: {
         ...merchant, operationId: 'getQuote', summary: 'Read a quote (status computed now: active, expired or consumed)',
+        description:
+          'The quote with its status computed when read: active, expired ' +
+          'once past expires_at, consumed once a payment used it (consumed_by).',
         parameters: [idParam('quote_id')], responses: { 200: json(ref('Quote')), 401: errors[401], 404: errors[404] },
       },
     },

@@ -36,15 +36,35 @@ const readiness = {
 export function systemModule(getDocument: () => unknown): ApiModule {
   return {
     paths: {
-      '/healthz': { get: { ...pub, operationId: 'healthz', summary: 'Liveness', responses: { 200: json(health), ...noHost } } },
+      '/healthz': {
+        get: {
+          ...pub, operationId: 'healthz', summary: 'Liveness',
+          description: '200 as soon as the process is up and serving; it checks nothing else (see /readyz). Public.',
+          responses: { 200: json(health), ...noHost },
+        },
+      },
       '/readyz': {
         get: {
           ...pub, operationId: 'readyz', summary: 'Readiness: event store, read-model database, bus, migrations',
+          description:
+            '200 only when the event store, the read-model database and the bus are reachable ' +
+            'and the migrations are applied; else 503 naming the failed check in `checks`. Public.',
           responses: { 200: json(readiness), 503: json(readiness, 'Not ready: the failed check is false'), ...noHost },
         },
       },
-      '/openapi.json': { get: { ...pub, operationId: 'openapi', summary: 'This document', responses: { 200: json({ type: 'object' }), ...noHost } } },
-      '/docs': { get: { ...pub, operationId: 'docs', summary: 'This document, rendered', responses: { 200: { description: 'HTML' }, ...noHost } } },
+      '/openapi.json': {
+        get: {
+          ...pub, operationId: 'openapi', summary: 'This document',
+          description: 'The OpenAPI 3.1 document of this API: the same one that validates every request. Public.',
+          responses: { 200: json({ type: 'object' }), ...noHost },
+        },
+      },
+      '/docs': {
+        get: {
+          ...pub, operationId: 'docs', summary: 'This document, rendered', description: 'The document rendered with Swagger UI. Public.',
+          responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }, ...noHost },
+        },
+      },
     },
     handlers: {
       healthz: async () => ({ status: 200, body: { status: 'ok' } }),

@@ -131,18 +131,23 @@ export const transfersModule: ApiModule = {
     '/transfers': {
       post: {
         ...merchant, operationId: 'createTransfer', 'x-idempotent': true,
+        description:
+          'Starts a two-leg transfer from an active transfer quote: the payout amount is held in the payout currency, ' +
+          'the payer is collected, then the recipient is paid. Answers 201 pending; transfer.* events follow. Idempotent.',
         summary: 'Create a transfer from an active transfer quote: collect from the payer, then disburse to the recipient',
         parameters: [idempotencyHeader], requestBody: body(ref('TransferCreate')),
         responses: { 201: json(ref('Transfer'), 'Created (status pending)'), 400: errors[400], 401: errors[401], 409: errors[409] },
       },
       get: {
         ...merchant, operationId: 'listTransfers', summary: 'List transfers, newest first',
+        description: 'Transfers, newest first. Filters: status, payin_status, payout_status, customer_id, created_from and created_to (inclusive).',
         parameters: listParameters, responses: { 200: json(listOf(ref('Transfer'))), 400: errors[400], 401: errors[401] },
       },
     },
     '/transfers/{transfer_id}': {
       get: {
         ...merchant, operationId: 'getTransfer', summary: 'Read a transfer with both legs',
+        description: 'The transfer with both legs (execution), its status history and wallet impact.',
         parameters: [idParam('transfer_id')], responses: { 200: json(ref('Transfer')), 401: errors[401], 404: errors[404] },
       },
     },

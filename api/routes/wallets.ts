@@ -14,6 +14,7 @@ export const walletsModule: ApiModule = {
     '/wallets': {
       get: {
         'x-auth': 'merchant', tags: ['Wallets'], operationId: 'listWallets',
+        description: 'One entry per currency (XAF, XOF): available is spendable; reserved is held for payouts and transfers in flight.',
         summary: 'Balances per currency: available (spendable) and reserved (held for payouts and transfers in flight)',
         responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Wallet') } } }), 401: errors[401] },
       },
@@ -21,6 +22,7 @@ export const walletsModule: ApiModule = {
     '/admin/merchants/{merchant_id}/wallets/{currency}/top-ups': {
       post: {
         'x-auth': 'admin', tags: ['Operator'], operationId: 'adminTopUpWallet',
+        description: 'Sandbox funding: credits the merchant\'s wallet in that currency (XAF or XOF) and answers the ledger entry.',
         summary: 'Fund a merchant wallet (sandbox): a ledger entry crediting available',
         parameters: [idParam('merchant_id'), { name: 'currency', in: 'path', required: true, schema: ref('Currency'), 'x-malformed': 'bad_request' }],
         requestBody: body({

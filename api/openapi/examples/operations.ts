@@ -1,0 +1,165 @@
+// Each operation's examples, by operationId: the request body (when it takes one) and its success
+// answer. document.ts puts them on the operation's JSON media types; webhooks' entries are the bodies
+// the service sends. Built from the recorded resources (./resources.ts), so ids agree across them.
+import * as x from './resources.ts';
+
+export interface OperationExample {
+  request?: unknown;
+  response: unknown;
+}
+
+/** What was sent to create the customer: its non-null profile fields. */
+const customerRequest = Object.fromEntries(Object.entries(x.customer).filter(([k, v]) =>
+  v !== null && !['id', 'merchant_id', 'customer_type', 'kyc_status', 'metadata', 'created_at', 'updated_at'].includes(k)));
+/** A created resource as a later read shows it: without the idempotent answer's `_meta`. */
+const read = <T extends { _meta: unknown }>(created: T) => Object.fromEntries(Object.entries(created).filter(([k]) => k !== '_meta'));
+const list = <T>(item: T) => ({ data: [item], has_more: true, next_cursor: 'eyJjIjoiMjAyNi0xMS0yNlQwNDoyOToxNS45MjhaIiwiaSI6ImRmY2UxOTRlIn0' });
+
+/** The payin quote once the payin used it, as GET /quotes/{id} reads it. */
+const consumedQuote = { ...read(x.payinQuote), status: 'consumed', consumed_by: { type: 'payin', id: x.payin.id }, consumed_at: x.payin.created_at };
+
+const payinCompleted = {
+  id: '3f1a8c52-6d2e-4b7a-9f0c-2e5d8b7a1c44', event: 'payin.completed', created_at: x.payin.updated_at,
+  data: { type: 'payin', id: x.payin.id, object: x.payin },
+};
+const webhookEvent = {
+  ...payinCompleted,
+  delivery_status: 'delivered', attempt_count: 1, next_attempt_at: null, last_attempt_at: '2026-11-26T04:29:16.102Z', delivered_at: '2026-11-26T04:29:16.102Z',
+  attempts: [{
+    attempt: 1, trigger: 'scheduled', attempted_at: '2026-11-26T04:29:16.102Z', url: 'https://boutique-awa.example/webhooks/payments',
+    status_code: 200, error: null, duration_ms: 84, succeeded: true,
+  }],
+};
+const envelope = (event: string, type: string, object: { id: string; created_at: string }, at: string) => ({
+  id: '8b0d3c9e-8a4f-4a51-9a4e-1c2d3e4f5a6b', event, created_at: at, data: { type, id: object.id, object },
+});
+const testObject = {
+  id: '5c2b7e10-4d3a-4f6b-8e21-9a0c7d5e3b12', merchant_id: x.merchant.id,
+  message: 'A test event sent from the merchant dashboard. Answer 2xx to acknowledge it; it changes nothing.', created_at: '2026-11-26T04:30:02.511Z',
+};
+const kycDocument = {
+  document_type: 'national_id', document_number: 'CM-1234567', issue_country_code: 'CM', issue_date: '2021-03-15', expiry_date: '2031-03-14',
+  front_file_url: 'https://files.boutique-awa.example/kyc/ama-front.jpg', back_file_url: 'https://files.boutique-awa.example/kyc/ama-back.jpg',
+};
+const webhookSecret = { url: 'https://boutique-awa.example/webhooks/payments', signing_secret: 'whsec_3kQ9vX2pL7mN4bR8tY1wZ6cF0hJ5sD2a' };
+
+export const operationExamples: Record<string, OperationExample> = {
+  // System.
+  healthz: { response: { status: 'ok' } },
+  readyz: { response: { status: 'ready', checks: { event_store: true, database: true, bus: true, migrations: true } } },
+  openapi: { response: { openapi: '3.1.0', info: { title: 'Merchant Payments API', version: '1.0.0' }, paths: {} } },
+  docs: { response: '<!doctype html>\n<html lang="en"><head><title>Merchant Payments API</title>…</head><body><div id="ui"></div>…</body></html>' },
+  // Operator: merchants, keys, webhook, routing, pricing, funding, dashboard users.
+  adminCreateMerchant: { request: { name: x.merchant.name }, response: x.merchantCreated },
+  adminGetMerchant: { response: x.merchant },
+  adminSetMerchantStatus: { request: { status: 'active' }, response: x.merchant },
+  adminCreateApiKey: { request: { expires_at: '2027-11-26T00:00:00Z' }, response: { ...x.apiKeyCreated, expires_at: '2027-11-26T00:00:00.000Z' } },
+  adminListApiKeys: { response: { data: [{ ...x.apiKeyRevoked, status: 'active' }] } },
+  adminRotateApiKey: { request: { grace_seconds: 3600 }, response: x.apiKeyRotated },
+  adminRevokeApiKey: { response: x.apiKeyRevoked },
+  adminSetWebhook: { request: { url: webhookSecret.url }, response: webhookSecret },
+  adminRotateWebhookSecret: { response: { ...webhookSecret, signing_secret: 'whsec_7hT2nB5vC8xK1mQ4rW9yE3uI6oP0aS5d' } },
+  adminSetRouting: { request: { corridors: x.routing.corridors }, response: x.routing },
+  adminAddCorridor: { response: x.routing },
+  adminRemoveCorridor: { response: { ...x.routing, corridors: [] } },
+  adminSetPricing: { request: { payin: x.pricing.payin }, response: x.pricing },
+  adminTopUpWallet: { request: { amount: x.topUp.amount }, response: x.topUp },
+  adminInviteDashboardUser: { request: { email: x.dashboardInvitation.email }, response: x.dashboardInvitation },
+  adminListDashboardUsers: {
+    response: { data: [Object.fromEntries(Object.entries(x.dashboardInvitation).filter(([k]) => !k.startsWith('invitation_')))] },
+  },
+  // Operator: operations.
+  adminReadStream: { response: x.eventHistory },
+  adminRunAudit: { response: x.audit },
+  adminWalletStatement: { response: x.statement },
+  adminProjectionStatus: { response: x.projections },
+  adminRebuildProjection: {
+    response: {
+      projection: 'money', state: 'running', started_at: '2026-11-26T04:31:00.000Z', finished_at: null, done: 0, total: 88,
+      events_per_second: 0, eta_seconds: null, position: null, error: null,
+    },
+  },
+  metrics: { response: '# HELP http_requests_total HTTP requests answered\n# TYPE http_requests_total counter\nhttp_requests_total{method="POST",route="/payins",status="201"} 3\n' },
+  providerCallback: {
+    request: { reference: 'leg-dfce194e-058c-4628-b894-9807d3bc9dc4', provider_reference: 'SBX-7F3K2Q9M', status: 'completed', reason: null },
+    response: { received: true },
+  },
+  // Merchant: catalogue, customers, KYC.
+  listOperators: { response: x.operators },
+  listCorridors: { response: x.corridors },
+  createCustomer: { request: customerRequest, response: x.customerCreated },
+  getCustomer: { response: x.customer },
+  listCustomers: { response: list(x.customer) },
+  getCustomerEvents: { response: x.eventHistory },
+  submitKyc: {
+    request: { documents: [kycDocument] },
+    response: {
+      customer_id: x.customer.id, kyc_status: 'pending',
+      documents: [{ id: '6e4d2c1b-0a9f-4e8d-b7c6-5a4b3c2d1e0f', ...kycDocument, selfie_file_url: null, status: 'uploaded', rejection_reason: null, created_at: '2026-11-26T04:30:10.000Z' }],
+    },
+  },
+  getKyc: { response: { customer_id: x.customer.id, kyc_status: 'not_started', documents: [] } },
+  // Merchant: quotes and payments.
+  createPayinQuote: {
+    request: {
+      customer_id: x.payinQuote.customer_id, country_code: x.payinQuote.country_code, operator_code: x.payinQuote.operator_code,
+      rail_type: x.payinQuote.rail_type, send_amount: x.payinQuote.send_amount, send_currency: x.payinQuote.send_currency,
+    },
+    response: x.payinQuote,
+  },
+  createPayoutQuote: {
+    request: {
+      customer_id: x.payoutQuote.customer_id, country_code: x.payoutQuote.country_code, operator_code: x.payoutQuote.operator_code,
+      rail_type: x.payoutQuote.rail_type, send_amount: x.payoutQuote.send_amount, send_currency: x.payoutQuote.send_currency,
+    },
+    response: x.payoutQuote,
+  },
+  createTransferQuote: {
+    request: {
+      payer_operator_code: x.transferQuote.payer_operator_code, recipient_operator_code: x.transferQuote.recipient_operator_code,
+      payin_currency: x.transferQuote.payin_currency, payout_currency: x.transferQuote.payout_currency, payin_amount: x.transferQuote.payin_amount,
+    },
+    response: x.transferQuote,
+  },
+  getQuote: { response: consumedQuote },
+  listQuotes: { response: list(consumedQuote) },
+  getQuoteEvents: { response: x.eventHistory },
+  createPayin: {
+    request: { quote_id: x.payinCreated.quote_id, customer_id: x.payinCreated.customer_id, source: x.payinCreated.source, metadata: { order: 'A-42' } },
+    response: { ...x.payinCreated, metadata: { order: 'A-42' } },
+  },
+  getPayin: { response: x.payin },
+  listPayins: { response: list(x.payin) },
+  getPayinEvents: { response: x.eventHistory },
+  createPayout: {
+    request: {
+      quote_id: x.payoutCreated.quote_id, customer_id: x.payoutCreated.customer_id,
+      payment_reason_text: x.payoutCreated.payment_reason_text, recipient: x.payoutCreated.recipient,
+    },
+    response: x.payoutCreated,
+  },
+  getPayout: { response: x.payout },
+  listPayouts: { response: list(x.payout) },
+  getPayoutEvents: { response: x.eventHistory },
+  createTransfer: {
+    request: { quote_id: x.transferCreated.quote_id, customer_id: x.transferCreated.customer_id, payer: x.transferCreated.payer, recipient: x.transferCreated.recipient },
+    response: x.transferCreated,
+  },
+  getTransfer: { response: x.transfer },
+  listTransfers: { response: list(x.transfer) },
+  getTransferEvents: { response: x.eventHistory },
+  relaunchTransferPayout: { request: { recipient: x.transferRelaunched.recipient }, response: x.transferRelaunched },
+  listWallets: { response: x.wallets },
+  // Merchant: webhook events.
+  listEvents: { response: list(webhookEvent) },
+  getEvent: { response: webhookEvent },
+  redeliverEvent: { response: webhookEvent },
+};
+
+/** The body a webhook event sends, for the events whose recorded snapshot we have (completions, the test event). */
+export const webhookExamples: Record<string, unknown> = {
+  'payin.completed': payinCompleted,
+  'payout.completed': envelope('payout.completed', 'payout', x.payout, x.payout.updated_at),
+  'transfer.completed': envelope('transfer.completed', 'transfer', x.transfer, x.transfer.updated_at),
+  'webhook.test': envelope('webhook.test', 'test', testObject, testObject.created_at),
+};
