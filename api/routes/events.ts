@@ -83,9 +83,6 @@ export const eventsModule: ApiModule = {
         description:
           'The merchant\'s webhook events, newest first, each with its envelope (id, event, created_at, data), its delivery ' +
           'status and attempts. Filters: status or delivery_status, event, type, resource_id, customer_id, created_from, created_to.',
-        description:
-          'The merchant\'s webhook events, newest first, each with its envelope (id, event, created_at, data), its delivery ' +
-          'status and attempts. Filters: status or delivery_status, event, type, resource_id, customer_id, created_from, created_to.',
         summary: 'Webhook events of this merchant, newest first, with delivery status and attempts',
         parameters: listParameters,
         responses: { 200: json(listOf(ref('WebhookEvent'))), 400: errors[400], 401: errors[401] },
@@ -94,7 +91,6 @@ export const eventsModule: ApiModule = {
     '/events/{event_id}': {
       get: {
         'x-auth': 'merchant', tags, operationId: 'getEvent', summary: 'One webhook event with its attempts',
-        description: 'One webhook event: the envelope as sent and every delivery attempt.',
         description: 'One webhook event: the envelope as sent and every delivery attempt.',
         parameters: [eventId], responses: { 200: json(ref('WebhookEvent')), 401: errors[401], 404: errors[404] },
       },
