@@ -18,6 +18,8 @@ import { payinCreate } from './scenarios/payin-create.ts';
 import { transferE2e } from './scenarios/transfer-e2e.ts';
 import { webhooks } from './scenarios/webhooks.ts';
 import { rebuild } from './scenarios/rebuild.ts';
+import { history } from './scenarios/history.ts';
+import { hotMerchant } from './scenarios/hot-merchant.ts';
 
 const args = process.argv.slice(2);
 const profile = args.includes('--full') ? PROFILES.full : args.includes('--smoke') ? PROFILES.smoke : PROFILES.quick;
@@ -31,6 +33,8 @@ const scenarios: Array<[string, () => Promise<Record<string, ScenarioResult>>]> 
   ['transfer-e2e', () => transferE2e(profile)],
   ['webhooks', () => webhooks(profile)],
   ['rebuild', () => rebuild(profile, log)],
+  ['history', () => history(profile, log)],
+  ['hot-merchant', () => hotMerchant(profile)],
 ];
 
 const started = Date.now();
