@@ -81,7 +81,8 @@ export async function buildServices(config: Config, db: Database, parts: Service
   const secrets = persistentSecrets(config, log);
   const store = await openEventStore(config, db, clock, log);
   const bus = parts.bus ?? (await openBus(config, log));
-  const aggregates = new Aggregates(store);
+  const aggregates = new Aggregates(store, undefined, (err, streamId) =>
+    log.warn({ err, streamId }, 'snapshot not read or not written: the stream is folded from its events'));
   const projector = new Projector(db.knex, store, projections, log);
   return {
     config, clock, log, db, knex: db.knex, store, bus, aggregates, projector,

@@ -13,7 +13,8 @@ const USAGE = `usage: npm run audit [-- --json]
 
 Replays every event: checks that every ledger entry balances, that per-currency totals are
 conserved, that no balance ever went below zero and that each payment's money moved once; then
-compares every read model with a fresh fold of the events. Exit code 1 on any discrepancy.`;
+compares every read model with a fresh fold of the events, and every snapshot with the fold of its
+stream up to its version. Exit code 1 on any discrepancy.`;
 
 async function main(argv: string[]): Promise<number> {
   let json = false;
@@ -39,7 +40,8 @@ async function main(argv: string[]): Promise<number> {
         const now = Date.now();
         if (phase === 'ledger' && now - last < (tty ? 200 : 5000)) return;
         last = now;
-        const line = phase === 'ledger' ? `ledger: ${detail} replayed` : `read models: folding ${detail} afresh`;
+        const line = phase === 'ledger' ? `ledger: ${detail} replayed`
+          : phase === 'snapshots' ? `snapshots: checking each ${detail}` : `read models: folding ${detail} afresh`;
         process.stderr.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
       },
     });

@@ -10,7 +10,16 @@
 // version (a conflict: decided again from a fresh read) or refuses / decides nothing, in which case
 // the command is decided again from a fresh read before that answer stands. A successful append
 // moves the cache on with the events it committed. Outside `transact`, `load` always reads the tail.
-import type { CommandDecider, Decider, DomainEvent } from '../domain/decider.ts';
+//
+// Snapshots (issue 32), for deciders that opt in (Decider.snapshot): a stream that is not cached is
+// loaded from its latest snapshot of the decider's shape and the events after it (a snapshot of
+// another shape, or one that fails to read or decode, is ignored: the stream is folded from its
+// first event). A snapshot only ever holds a state this process folded from events the store
+// confirmed (a read, or an append committed at the expected version), so it is the fold of its
+// stream up to its version, which the audit checks. Once a stream is `every` events past the latest
+// snapshot known here, a new one is written after the load or append that got it there, in the
+// background: the command's answer never waits for it and never fails with it.
+import type { CommandDecider, Decider, DomainEvent, SnapshotCodec } from '../domain/decider.ts';
 import {
   WrongExpectedVersion,
   type AppendResult,
@@ -58,17 +67,21 @@ const conflictPauseMs = (attempt: number) => Math.random() * Math.min(50, 2 * at
 export class Aggregates {
   private cache = new Map<string, { state: unknown; version: number }>();
   private locks = new Map<string, Promise<void>>();
+  /** The version of each stream's latest snapshot known here (read or written), bounded like the cache. */
+  private snapshotAt = new Map<string, number>();
 
   constructor(
     readonly store: EventStore,
     /** Stream states kept at most. */
     readonly limit = AGGREGATE_CACHE_LIMIT,
+    /** Told of a snapshot that could not be read, decoded or written (the load or command goes on). */
+    readonly onSnapshotError: (err: unknown, streamId: string) => void = () => undefined,
   ) {}
 
   async load<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>> {
-    const cached = this.cache.get(streamId) as { state: S; version: number } | undefined;
-    const from = cached ? cached.version + 1 : 1;
-    const events = await this.store.readStream(streamId, from);
+    const cached = (this.cache.get(streamId) as { state: S; version: number } | undefined)
+      ?? (decider.snapshot ? await this.fromSnapshot(streamId, decider.snapshot) : undefined);
+    const events = await this.store.readStream(streamId, cached ? cached.version + 1 : 1);
     let state = cached ? cached.state : decider.initialState();
     let version = cached ? cached.version : 0;
     for (const e of events) {
@@ -76,7 +89,41 @@ export class Aggregates {
       version = e.version;
     }
     if (version > 0) this.remember(streamId, state, version);
+    this.snapshotIfDue(streamId, decider, state, version);
     return { streamId, state, version };
+  }
+
+  /** The stream's latest snapshot of the codec's shape, decoded; undefined if none is usable. */
+  private async fromSnapshot<S>(streamId: string, codec: SnapshotCodec<S>): Promise<{ state: S; version: number } | undefined> {
+    try {
+      const snapshot = await this.store.readSnapshot(streamId);
+      // Another shape: fold from the events, and snapshot the new shape once due (as if none).
+      if (!snapshot || snapshot.shape !== codec.shape) return undefined;
+      this.noteSnapshot(streamId, snapshot.version);
+      return { state: codec.decode(snapshot.state), version: snapshot.version };
+    } catch (err) {
+      this.onSnapshotError(err, streamId);
+      return undefined;
+    }
+  }
+
+  /**
+   * Writes a snapshot in the background when the stream is `every` events past the latest one known
+   * here. Never awaited, never throws: the events stay the truth, a lost snapshot costs a longer read.
+   */
+  private snapshotIfDue<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>, state: S, version: number): void {
+    const codec = decider.snapshot;
+    if (!codec || version - (this.snapshotAt.get(streamId) ?? 0) < codec.every) return;
+    this.noteSnapshot(streamId, version);
+    void Promise.resolve()
+      .then(() => this.store.writeSnapshot(streamId, { version, shape: codec.shape, state: codec.encode(state) }))
+      .catch((err: unknown) => this.onSnapshotError(err, streamId));
+  }
+
+  private noteSnapshot(streamId: string, version: number): void {
+    this.snapshotAt.delete(streamId);
+    this.snapshotAt.set(streamId, version);
+    if (this.snapshotAt.size > this.limit) this.snapshotAt.delete(this.snapshotAt.keys().next().value as string);
   }
 
   private remember(streamId: string, state: unknown, version: number): void {
@@ -239,6 +286,7 @@ export class Aggregates {
       let state = u.state;
       for (const e of recorded) state = u.decider.evolve(state, { type: e.type, data: e.data } as DomainEvent);
       this.remember(a.streamId, state, version);
+      this.snapshotIfDue(a.streamId, u.decider, state, version);
     }
   }
 

@@ -8,6 +8,22 @@ export interface DomainEvent<T extends string = string, D = unknown> {
 export interface Decider<State, Event extends DomainEvent> {
   initialState(): State;
   evolve(state: State, event: Event): State;
+  /** Opts a long-lived stream into snapshots (commands/aggregates.ts): a load folds only the events after the latest. */
+  snapshot?: SnapshotCodec<State>;
+}
+
+/**
+ * How a decider's state is stored as a snapshot. `shape` names the encoding: bump it whenever the
+ * state's shape (or the meaning of its fields) changes, and snapshots of the old shape are ignored
+ * (the stream is folded from its events and snapshotted again). `decode(encode(s))` must equal `s`
+ * (bigints as strings: the snapshot is JSON).
+ */
+export interface SnapshotCodec<State> {
+  shape: string;
+  /** A new snapshot once a stream is this many events past its latest usable one. */
+  every: number;
+  encode(state: State): unknown;
+  decode(json: unknown): State;
 }
 
 /**

@@ -1,7 +1,9 @@
 // The finance audit (`npm run audit`, `POST /admin/audit`): replays every event and
 //  1. checks the ledger (domain/ledger-audit.ts: every entry balances, per-currency totals are
 //     conserved, no merchant balance below zero at any point, each payment's money moved once);
-//  2. compares every read model with a fresh fold of the events (projections/audit.ts).
+//  2. compares every read model with a fresh fold of the events (projections/audit.ts);
+//  3. checks that each snapshot of a stream it replayed is the fold of that stream up to the
+//     snapshot's version (projections/snapshot-audit.ts): loads trust them, the audit never does.
 // Read-only towards the service: it writes nothing but its own scratch schemas (`audit_<projection>`,
 // dropped at the end) and never blocks the projector or the API.
 import type { Knex } from 'knex';
@@ -9,6 +11,7 @@ import type { EventStore } from '../infra/eventstore/types.ts';
 import type { Projection } from './projection.ts';
 import { LEDGER_CHECKS, LedgerAudit, type LedgerCheck, type LedgerFinding, type LedgerSummary } from '../domain/ledger-audit.ts';
 import { auditProjection, type ProjectionAudit } from './audit.ts';
+import { SnapshotAuditor, type AnyDecider, type SnapshotAudit } from './snapshot-audit.ts';
 
 export const AUDIT_READ_BATCH = 1000;
 
@@ -28,15 +31,21 @@ export interface AuditReport {
     summary: LedgerSummary;
   };
   read_models: ProjectionAudit[];
+  snapshots: SnapshotAudit;
 }
 
-export type AuditProgress = (phase: 'ledger' | 'read_models', detail: string) => void;
+export type AuditProgress = (phase: 'ledger' | 'read_models' | 'snapshots', detail: string) => void;
 
 export async function runAudit(
   knex: Knex,
   store: EventStore,
   projections: Projection[],
-  opts: { batchSize?: number; onProgress?: AuditProgress } = {},
+  opts: {
+    batchSize?: number;
+    onProgress?: AuditProgress;
+    /** The decider of each stream kind by its id's prefix (default: the service's; tests give their own). */
+    snapshotDeciders?: Array<[prefix: string, decider: AnyDecider]>;
+  } = {},
 ): Promise<AuditReport> {
   const started = new Date();
   const batchSize = opts.batchSize ?? AUDIT_READ_BATCH;
@@ -45,12 +54,16 @@ export async function runAudit(
   // 1. The ledger, up to the head at the start (later events are the next audit's).
   const head = await store.head();
   const ledger = new LedgerAudit();
+  const snapshotAuditor = new SnapshotAuditor(opts.snapshotDeciders);
   let position = 0n;
   let replayed = 0;
   for (;;) {
     const batch = (await store.readAll(position, batchSize)).filter((e) => e.position <= head);
     if (batch.length === 0) break;
-    for (const e of batch) ledger.add(e);
+    for (const e of batch) {
+      ledger.add(e);
+      snapshotAuditor.see(e.streamId);
+    }
     position = batch[batch.length - 1]!.position;
     replayed += batch.length;
     progress('ledger', `${replayed} events`);
@@ -66,8 +79,12 @@ export async function runAudit(
   }
   const rowDiscrepancies = readModels.reduce((n, p) => n + p.tables.reduce((m, t) => m + t.missing + t.unexpected + t.changed, 0), 0);
 
+  // 3. Every snapshot of the streams replayed against the fold of its events.
+  progress('snapshots', 'against the events');
+  const snapshots = await snapshotAuditor.check(store, batchSize);
+
   const finished = new Date();
-  const discrepancies = ledgerDiscrepancies + rowDiscrepancies;
+  const discrepancies = ledgerDiscrepancies + rowDiscrepancies + snapshots.mismatched;
   return {
     ok: discrepancies === 0,
     discrepancies,
@@ -76,6 +93,7 @@ export async function runAudit(
     elapsed_ms: finished.getTime() - started.getTime(),
     ledger: { ok: ledgerDiscrepancies === 0, position: head.toString(), counts: l.counts, findings: l.findings, summary: l.summary },
     read_models: readModels,
+    snapshots,
   };
 }
 
@@ -115,5 +133,11 @@ export function formatAuditReport(r: AuditReport): string {
       }
     }
   }
+  const sn = r.snapshots;
+  out.push('');
+  out.push(`snapshots (each against the fold of its stream up to its version):`);
+  out.push(`  ${mark(sn.ok)}  ${sn.checked} checked${sn.mismatched > 0 ? `, ${sn.mismatched} not the fold of their stream` : ''}` +
+    `${sn.other_shape > 0 ? `; ${sn.other_shape} of an older shape skipped` : ''}`);
+  for (const f of sn.findings) out.push(`          ${f.message} [${f.stream} @${f.version}]`);
   return `${out.join('\n')}\n`;
 }

@@ -24,6 +24,11 @@
 // committed between that read and the append is not caught here (the PostgreSQL store checks under
 // its append lock): the guarantee of reading the stream, then appending.
 //
+// Snapshots (types.ts Snapshot): each stream's in a stream of its own, `snapshot-<stream>`, kept to
+// its newest event by `maxCount: 1` metadata; a snapshot is appended only on the revision it was
+// checked against, so a newer one is never overwritten by an older one. Their event type is left
+// out of $all by the same server-side filter as system events (readAll, the subscription, head).
+//
 // Metadata: multi-stream appends only take flat string-to-string metadata, so every event carries
 // ours as two string properties: the metadata as JSON, and the time from the injected clock (the
 // same `createdAt` the PostgreSQL store records). Events written by something else are read with
@@ -32,7 +37,7 @@ import { randomUUID } from 'node:crypto';
 import {
   ANY, BACKWARDS, END, NO_STREAM, START,
   KurrentDBClient, StreamNotFoundError, WrongExpectedVersionError,
-  excludeSystemEvents, jsonEvent,
+  eventTypeFilter, jsonEvent,
   type AllStreamResolvedEvent, type AllStreamSubscription, type AppendStreamState, type EventData,
   type ReadPosition, type RecordedEvent as KurrentRecordedEvent,
 } from '@kurrent/kurrentdb-client';
@@ -50,12 +55,17 @@ import {
   type SubscribeOptions,
   type Subscription,
   type AppendOptions,
+  type Snapshot,
 } from './types.ts';
 import { checkAppend } from './check-append.ts';
 
 const META_KEY = 'payments.metadata';
 const CREATED_KEY = 'payments.created_at';
 const GRPC_UNIMPLEMENTED = 12;
+const SNAPSHOT_TYPE = 'payments.snapshot';
+const snapshotStream = (streamId: string) => `snapshot-${streamId}`;
+/** $all without system events and snapshots (.NET regex: the server's). */
+const ourEvents = () => eventTypeFilter({ regex: `^(?!\\$|${SNAPSHOT_TYPE.replace('.', '\\.')}$).*` });
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -80,7 +90,7 @@ export function positionFrom(after: bigint): ReadPosition {
 }
 
 function isSystem(e: { streamId: string; type: string }): boolean {
-  return e.type.startsWith('$') || e.streamId.startsWith('$');
+  return e.type.startsWith('$') || e.streamId.startsWith('$') || e.type === SNAPSHOT_TYPE;
 }
 
 /** KurrentDB's version conflict in our terms (actual = number of events in the stream). */
@@ -254,10 +264,43 @@ export class KurrentEventStore implements EventStore {
     return out;
   }
 
+  async readSnapshot(streamId: string): Promise<Snapshot | undefined> {
+    return (await this.latestSnapshot(streamId))?.snapshot;
+  }
+
+  async writeSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
+    const stream = snapshotStream(streamId);
+    const latest = await this.latestSnapshot(streamId);
+    if (latest && latest.snapshot.version >= snapshot.version) return; // never backwards
+    const event = jsonEvent({ type: SNAPSHOT_TYPE, data: { ...snapshot } as Record<string, unknown> });
+    try {
+      await this.client.appendToStream(stream, event, { streamState: latest ? latest.revision : NO_STREAM });
+    } catch (err) {
+      if (err instanceof WrongExpectedVersionError) return; // another writer's snapshot came first
+      throw err;
+    }
+    if (!latest) await this.client.setStreamMetadata(stream, { maxCount: 1 });
+  }
+
+  /** The newest snapshot event of a stream and its revision in the snapshot stream. */
+  private async latestSnapshot(streamId: string): Promise<{ snapshot: Snapshot; revision: bigint } | undefined> {
+    try {
+      for await (const r of this.client.readStream(snapshotStream(streamId), { direction: BACKWARDS, fromRevision: END, maxCount: 1, requiresLeader: true })) {
+        if (!r.event || !r.event.isJson) continue;
+        const d = r.event.data as { version: number; shape: string; state: unknown };
+        return { snapshot: { version: d.version, shape: d.shape, state: d.state }, revision: r.event.revision };
+      }
+    } catch (err) {
+      if (err instanceof StreamNotFoundError) return undefined;
+      throw err;
+    }
+    return undefined;
+  }
+
   async readAll(after: bigint, limit: number): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     // The read starts at `after` itself (inclusive): one more than asked, then drop what is not after.
-    for await (const r of this.client.readAll({ fromPosition: positionFrom(after), maxCount: limit + 1, filter: excludeSystemEvents() })) {
+    for await (const r of this.client.readAll({ fromPosition: positionFrom(after), maxCount: limit + 1, filter: ourEvents() })) {
       const e = fromAll(r);
       if (!e || e.position <= after) continue;
       out.push(e);
@@ -287,7 +330,7 @@ export class KurrentEventStore implements EventStore {
     const loop = (async () => {
       let failures = 0;
       while (!stopped) {
-        const sub = this.client.subscribeToAll({ fromPosition: positionFrom(checkpoint), filter: excludeSystemEvents() });
+        const sub = this.client.subscribeToAll({ fromPosition: positionFrom(checkpoint), filter: ourEvents() });
         current = sub;
         try {
           let batch: RecordedEvent[] = [];
@@ -334,7 +377,7 @@ export class KurrentEventStore implements EventStore {
   }
 
   async head(): Promise<bigint> {
-    for await (const r of this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 50, filter: excludeSystemEvents() })) {
+    for await (const r of this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 50, filter: ourEvents() })) {
       const e = fromAll(r);
       if (e) return e.position;
     }

@@ -34,6 +34,7 @@ import {
   type Subscription,
   type AppendOptions,
   type UnchangedStream,
+  type Snapshot,
 } from './types.ts';
 import { pollingSubscription, Wakeup } from './polling-subscription.ts';
 import { RecentAppends } from './recent-appends.ts';
@@ -381,6 +382,23 @@ export class PostgresEventStore implements EventStore {
     }
     for (const list of byStream.values()) list.sort((a, b) => a.version - b.version);
     return wants.map((w) => (byStream.get(w.streamId) ?? []).filter((e) => e.version >= w.from));
+  }
+
+  async readSnapshot(streamId: string): Promise<Snapshot | undefined> {
+    const r = await this.db.knex.raw<{ rows: Array<{ version: number; shape: string; state: unknown }> }>(
+      'SELECT version, shape, state FROM snapshots WHERE stream_id = ?', [streamId]);
+    const row = r.rows[0];
+    return row ? { version: row.version, shape: row.shape, state: row.state } : undefined;
+  }
+
+  async writeSnapshot(streamId: string, snapshot: Snapshot): Promise<void> {
+    // Two writers racing (processes, or a load and an append here) keep the newer one.
+    await this.db.knex.raw(
+      `INSERT INTO snapshots (stream_id, version, shape, state) VALUES (?, ?, ?, ?::jsonb)
+       ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, shape = excluded.shape, state = excluded.state, written_at = now()
+       WHERE excluded.version > snapshots.version`,
+      [streamId, snapshot.version, snapshot.shape, JSON.stringify(snapshot.state)],
+    );
   }
 
   async readAll(after: bigint, limit: number, opts: ReadAllOptions = {}): Promise<RecordedEvent[]> {

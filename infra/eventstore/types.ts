@@ -95,6 +95,19 @@ export interface ReadAllOptions {
   metadata?: boolean;
 }
 
+/**
+ * A stream's state folded up to `version`, stored beside the events so a load reads only the events
+ * after it. Derived data: `shape` names the state's encoding (a decider that changes its state's
+ * shape bumps it, and snapshots of another shape are ignored), and the audit checks each against
+ * the fold of its events (projections/finance-audit.ts).
+ */
+export interface Snapshot {
+  version: number;
+  shape: string;
+  /** The state as JSON (the decider's `snapshot.encode`). */
+  state: unknown;
+}
+
 export interface EventStore {
   readonly name: string;
   /**
@@ -107,6 +120,13 @@ export interface EventStore {
   readStream(streamId: string, fromVersion?: number, toVersion?: number): Promise<RecordedEvent[]>;
   /** Events after `after` in the global order, never skipping one that commits late. */
   readAll(after: bigint, limit: number, opts?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** The stream's latest snapshot, if any. */
+  readSnapshot(streamId: string): Promise<Snapshot | undefined>;
+  /**
+   * Stores a snapshot unless the stream already has one at this version or newer (a snapshot never
+   * moves backwards). Callers treat it as best effort: the events stay the truth.
+   */
+  writeSnapshot(streamId: string, snapshot: Snapshot): Promise<void>;
   /** Catch-up then live subscription to the global order. */
   subscribe(opts: SubscribeOptions): Subscription;
   /** The position of the newest event readable now. */

@@ -20,6 +20,7 @@ import * as m016 from './016_record_webhook_events_each.ts';
 import * as m017 from './017_projector_expect.ts';
 import * as m018 from './018_append_document.ts';
 import * as m019 from './019_fenced_claims.ts';
+import * as m020 from './020_snapshots.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -46,6 +47,7 @@ const migrations: Array<[string, Migration]> = [
   ['017_projector_expect', m017],
   ['018_append_document', m018],
   ['019_fenced_claims', m019],
+  ['020_snapshots', m020],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -151,6 +151,27 @@ export function eventStoreContract(t: Test, make: () => Promise<ContractStore>):
       'without it: {} (or, from a store that always reads it, the same)');
   });
 
+  t.test('snapshots: missing reads undefined, the latest wins, never backwards, one stream each', async (t) => {
+    const { store, teardown } = await make();
+    t.teardown(teardown);
+    const s = stream('snap');
+    const other = stream('snap-other');
+    t.equal(await store.readSnapshot(s), undefined, 'no snapshot yet');
+    await store.writeSnapshot(s, { version: 3, shape: 'thing-v1', state: { balance: '12345678901234567890', ids: ['a'], nested: { x: null } } });
+    t.same(await store.readSnapshot(s), { version: 3, shape: 'thing-v1', state: { balance: '12345678901234567890', ids: ['a'], nested: { x: null } } }, 'read as written');
+    await store.writeSnapshot(s, { version: 7, shape: 'thing-v2', state: { n: 7 } });
+    t.same(await store.readSnapshot(s), { version: 7, shape: 'thing-v2', state: { n: 7 } }, 'a newer one replaces it');
+    await store.writeSnapshot(s, { version: 5, shape: 'thing-v2', state: { n: 5 } });
+    await store.writeSnapshot(s, { version: 7, shape: 'thing-v2', state: { n: -1 } });
+    t.same(await store.readSnapshot(s), { version: 7, shape: 'thing-v2', state: { n: 7 } }, 'an older or equal version never replaces it');
+    t.equal(await store.readSnapshot(other), undefined, 'another stream has none');
+    const from = await store.head();
+    await store.append([{ streamId: other, expectedVersion: 0, events: [{ type: 'a', data: {} }] }]);
+    const all = await store.readAll(from, 100);
+    t.notOk(all.some((e) => e.streamId.includes(s)), 'snapshots are not events: readAll never returns them');
+    t.same(await store.readStream(s), [], 'nor the stream they describe');
+  });
+
   t.test('createdAt is the append time, to the millisecond', async (t) => {
     const { store, teardown } = await make();
     t.teardown(teardown);
