@@ -5,7 +5,7 @@ import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { ANY, NO_STREAM, START, WrongExpectedVersionError, type RecordedEvent as KurrentRecordedEvent } from '@kurrent/kurrentdb-client';
 import {
-  KurrentEventStore, conflict, decodeEvent, encodeEvent, fromAll, positionFrom, streamState,
+  KurrentEventStore, OUR_EVENT_TYPES, conflict, decodeEvent, encodeEvent, fromAll, positionFrom, streamState,
 } from '../infra/eventstore/kurrent.ts';
 import { WrongExpectedVersion } from '../infra/eventstore/types.ts';
 import { systemClock } from '../infra/clock.ts';
@@ -73,7 +73,12 @@ t.test('system events and links are not delivered', async (t) => {
   t.equal(fromAll({ event: { ...base, type: '$metadata' } as never }), undefined, '$ event type');
   t.equal(fromAll({ event: { ...base, streamId: '$settings' } as never }), undefined, '$ stream');
   t.equal(fromAll({ event: base as never, link: base as never }), undefined, 'a resolved link');
+  t.equal(fromAll({ event: { ...base, streamId: 'snapshot-x', type: 'payments.snapshot' } as never }), undefined, 'a snapshot');
   t.ok(fromAll({ event: base as never }), 'an ordinary event');
+  // The server-side filter of $all (the same lookahead in .NET's regex as in JavaScript's).
+  const read = new RegExp(OUR_EVENT_TYPES);
+  t.same(['payin.created', '$metadata', 'payments.snapshot', 'payments.snapshots', 'paymentsXsnapshot'].filter((type) => read.test(type)),
+    ['payin.created', 'payments.snapshots', 'paymentsXsnapshot'], 'the filter leaves out system events and snapshots only');
 });
 
 const url = process.env.EVENTSTORE_URL;

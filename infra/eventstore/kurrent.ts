@@ -64,8 +64,9 @@ const CREATED_KEY = 'payments.created_at';
 const GRPC_UNIMPLEMENTED = 12;
 const SNAPSHOT_TYPE = 'payments.snapshot';
 const snapshotStream = (streamId: string) => `snapshot-${streamId}`;
-/** $all without system events and snapshots (.NET regex: the server's). */
-const ourEvents = () => eventTypeFilter({ regex: `^(?!\\$|${SNAPSHOT_TYPE.replace('.', '\\.')}$).*` });
+/** The event types read from $all: neither system events nor snapshots (a .NET regex, the server's). */
+export const OUR_EVENT_TYPES = `^(?!\\$|${SNAPSHOT_TYPE.replace('.', '\\.')}$).*`;
+const ourEvents = () => eventTypeFilter({ regex: OUR_EVENT_TYPES });
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
