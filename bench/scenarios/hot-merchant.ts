@@ -48,7 +48,7 @@ function spreadRequests(ms: Merchant[]) {
   ];
 }
 
-interface Phase { created: number; completed: number; pending: number; settledPerSecond: number; createdPerSecond: number; meanLagMs: number; load: LoadResult }
+interface Phase { eventsPerPayin: number; created: number; completed: number; pending: number; settledPerSecond: number; createdPerSecond: number; meanLagMs: number; load: LoadResult }
 
 /** Until the phase's payins are all settled (or 60 s), then its figures from the payins read model. */
 async function settled(knex: Knex, ms: Merchant[], since: Date, r: LoadResult): Promise<Phase> {
@@ -66,19 +66,24 @@ async function settled(knex: Knex, ms: Merchant[], since: Date, r: LoadResult): 
   }
   const span = Number(row.span);
   return {
-    created: row.created, completed: row.completed, pending: row.pending, settledPerSecond: span > 0 ? round(row.completed / span) : 0,
+    eventsPerPayin: Number.NaN, created: row.created, completed: row.completed, pending: row.pending, settledPerSecond: span > 0 ? round(row.completed / span) : 0,
     createdPerSecond: round(r.okPerSecond / 2), meanLagMs: round(Number(row.lag) * 1000), load: r,
   };
 }
 
+const head = async (knex: Knex) => Number((await knex.raw('SELECT coalesce(max(global_position), 0) AS p FROM events')).rows[0].p);
+
 async function phase(url: string, knex: Knex, ms: Merchant[], seconds: number): Promise<Phase> {
   const since = new Date();
+  const before = await head(knex);
   const r = await load({ url, connections: CONNECTIONS, seconds, requests: spreadRequests(ms) as any });
-  return settled(knex, ms, since, r);
+  const p = await settled(knex, ms, since, r);
+  // Every event the phase wrote (quotes, payins, wallets, webhooks' records…) per payin settled.
+  return { ...p, eventsPerPayin: p.completed > 0 ? round(((await head(knex)) - before) / p.completed) : Number.NaN };
 }
 
 const summary = (p: Phase) => ({
-  settledPerSecond: p.settledPerSecond, createdPerSecond: p.createdPerSecond, created: p.created, completed: p.completed,
+  settledPerSecond: p.settledPerSecond, eventsPerPayin: p.eventsPerPayin, createdPerSecond: p.createdPerSecond, created: p.created, completed: p.completed,
   stillPendingAfter60s: p.pending, meanCreateToCompletedMs: p.meanLagMs, p99Ms: p.load.p99, non2xx: p.load.non2xx,
 });
 
