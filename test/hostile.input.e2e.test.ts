@@ -93,8 +93,14 @@ async function send(r: Req): Promise<void> {
       : await request(h.url, r.op.method, p, { headers });
     check(what, res.status, res.text);
   } catch (err) {
-    check(what, 0, String(err));
+    check(what, 0, failureOf(err));
   }
+}
+
+/** A request that got no answer, with its cause (fetch says only "fetch failed"; the cause says why). */
+function failureOf(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause ? `${String(err)} (cause: ${cause.code ?? ''} ${cause.message ?? ''})` : String(err);
 }
 
 async function sendAll(reqs: Req[]): Promise<void> {
@@ -266,7 +272,7 @@ t.test('deterministic mutations of every operation', async (t) => {
         const r = await rawRequest(h.url, m.head(authHeaders(op)), Buffer.from(m.body ?? '', 'latin1'), { noHost: m.noHost });
         check(what, r.status, r.body);
       } catch (err) {
-        check(what, 0, String(err));
+        check(what, 0, failureOf(err));
       }
     }
     t.equal(fiveXX.length + malformed.length - before, 0, `${op.method} ${op.path}`);
