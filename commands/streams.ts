@@ -7,6 +7,8 @@ export const streams = {
   payout: (id: string) => `payout-${id}`,
   transfer: (id: string) => `transfer-${id}`,
   wallet: (merchantId: string, currency: string) => `wallet-${merchantId}-${currency}`,
+  /** One per top-up: it, not the wallet, makes the top-up happen once (commands/wallets.ts). */
+  topUp: (id: string) => `topup-${id}`,
   webhookTest: (id: string) => `webhook_test-${id}`,
 };
 

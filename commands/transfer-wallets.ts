@@ -2,6 +2,12 @@
 // append: the transfer's events first, then each wallet's. The wallet commands the events call for
 // (domain/transfer-wallets.ts) are decided in order, each on its wallet as the previous one
 // left it: the payin and payout currencies may be the same wallet stream.
+//
+// Exactly once (issue 32): the wallet keeps no ids of past credits or closed holds; the transfer's
+// stream does the work. Its events are appended at the version they were decided on, every wallet
+// command comes from one of them (walletCommands), and the transfer decides each leg's outcome only
+// while the leg is pending, its creation at version 0 and a relaunch once per request. A retry, a
+// redelivered outcome or a lagging cache thus decides nothing, or conflicts and decides again.
 import type * as T from '../domain/transfer.ts';
 import { walletCommands } from '../domain/transfer-wallets.ts';
 import * as W from '../domain/wallet.ts';

@@ -4,10 +4,19 @@
 // status checks queue behind the wallet (bench issue 8). Here the outcomes waiting for one wallet
 // are decided in order, each on the wallet as the previous one left it, and appended at once; each
 // payment's events and its wallet's stay in the same atomic append, as alone.
+//
+// Exactly once (issue 32): the wallet keeps no ids of past credits or closed holds, so what makes
+// an outcome move money once is the payment's stream, appended with its expected version beside
+// the wallet's events. A payment decides Settle only while pending; two outcomes for one payment
+// never share a batch (per-key-batcher.ts), so the later one is decided on the state the earlier
+// committed and decides nothing; a lagging cached payment fails its append on the expected version
+// and is decided again on a fresh read; a batch whose commit is in doubt is settled again one by
+// one on fresh reads. Hence the rule checked below: no wallet event without the payment's own.
 import type { Services } from './services.ts';
 import * as W from '../domain/wallet.ts';
 import type { Decider, DomainEvent } from '../domain/decider.ts';
 import type { EventMetadata, StreamAppend } from '../infra/eventstore/types.ts';
+import { invariant } from '../domain/errors.ts';
 import { toNew } from './aggregates.ts';
 import { PerKeyBatcher } from './per-key-batcher.ts';
 
@@ -84,6 +93,7 @@ async function settleBatch(s: Services, walletStream: string, items: WalletSettl
     items.forEach((item, i) => {
       const payment = payments[i]!;
       const decided = item.decide(payment.state, walletState, at);
+      invariant(decided.wallet.length === 0 || decided.events.length > 0, `${item.streamId}: a wallet movement without the payment's events`);
       walletState = decided.wallet.reduce(W.walletDecider.evolve, walletState);
       walletEvents.push(...toNew(decided.wallet, item.meta));
       appends.push({ streamId: item.streamId, expectedVersion: payment.version, events: toNew(decided.events, item.meta) });

@@ -11,13 +11,16 @@
 // the platform towards the merchant) are positive and the sum over all accounts is always zero.
 //
 // Vocabulary: a reservation is *held* (available → reserved), then *posted* (reserved → provider and
-// fees: the money left) or *released* (reserved → available). Every movement is idempotent by its
-// entity id (hold id, credit id, top-up id): a second hold/post/release/credit decides no events, so
-// a redelivered message never moves money twice.
+// fees: the money left) or *released* (reserved → available).
+//
+// The state is what is open, never the past (issue 32): the balances and the holds still held. A
+// hold leaves the state when it is posted or released; credits and top-ups leave nothing but their
+// balance. So a wallet costs the same to load and keep whatever its age, and it is plain data (a
+// record, no persistent collections) that a snapshot stores as JSON. Exactly-once is therefore not
+// the wallet's: see "Exactly once" above `decide` for who guarantees it, and why that is enough.
 import { invariant, refuse } from './errors.ts';
 import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
 import { checkAmountRange, formatMoney, type Money } from './money.ts';
-import { Map as IMap, Set as ISet } from 'immutable';
 
 export type Side = 'debit' | 'credit';
 
@@ -78,7 +81,7 @@ type PostHold = Target & { holdId: string; fee: Money; operatorCode: string };
 type ReleaseHold = Target & { holdId: string; reason: string | null };
 type CreditCollection = Target & { creditId: string; gross: Money; fee: Money; operatorCode: string; reference: MovementRef };
 
-/** What may be asked of a wallet, each a plain value; every movement is idempotent by its id. */
+/** What may be asked of a wallet, each a plain value; each is a new movement (exactly-once: see `decide`). */
 export type WalletCommand =
   | { type: 'TopUp'; data: TopUp }
   | { type: 'Hold'; data: HoldFunds }
@@ -86,28 +89,23 @@ export type WalletCommand =
   | { type: 'ReleaseHold'; data: ReleaseHold }
   | { type: 'CreditCollection'; data: CreditCollection };
 
-export type HoldStatus = 'held' | 'posted' | 'released';
-
-export interface Hold {
+/** A hold still held: what posting or releasing it moves, and what it was held for. */
+export interface OpenHold {
   amount: Money;
-  status: HoldStatus;
   reference: MovementRef;
 }
 
 export interface WalletState {
   merchantId: string;
   currency: string;
-  /** credits − debits per account. */
+  /** credits − debits per account: the merchant's two and the operators' and platform's it met. */
   balances: Record<string, Money>;
   /**
-   * The ids a wallet has seen, for idempotent decisions. Persistent collections (immutable.js): an
-   * event adds one id in O(log n) and shares the rest with the previous state. Copying a plain
-   * object per event made each event O(n) and folding a merchant's wallet O(n²): a wallet with
-   * 100,000 credits took minutes to load.
+   * The holds still held, by hold id; a posted or released hold is gone. Bounded by the payouts and
+   * disbursements in flight, not by the wallet's age. A new record per hold event (evolve is pure):
+   * the copy costs the open holds, never the history.
    */
-  holds: IMap<string, Hold>;
-  credits: ISet<string>;
-  topUps: ISet<string>;
+  holds: Record<string, OpenHold>;
   updatedAt: string | null;
 }
 
@@ -134,8 +132,14 @@ function applyPostings(s: WalletState, merchantId: string, postings: Posting[]):
   return balances;
 }
 
+/** The holds without `holdId` (a new record: evolve never changes an earlier state). */
+function withoutHold(holds: Record<string, OpenHold>, holdId: string): Record<string, OpenHold> {
+  const { [holdId]: _closed, ...open } = holds;
+  return open;
+}
+
 export const walletDecider: CommandDecider<WalletState, WalletEvent, WalletCommand> = {
-  initialState: (): WalletState => ({ merchantId: '', currency: '', balances: {}, holds: IMap(), credits: ISet(), topUps: ISet(), updatedAt: null }),
+  initialState: (): WalletState => ({ merchantId: '', currency: '', balances: {}, holds: {}, updatedAt: null }),
   evolve(s: WalletState, e: WalletEvent): WalletState {
     const base: WalletState = {
       ...s, merchantId: e.data.merchant_id, currency: e.data.currency,
@@ -143,19 +147,39 @@ export const walletDecider: CommandDecider<WalletState, WalletEvent, WalletComma
     };
     switch (e.type) {
       case 'wallet.topped_up':
-        return { ...base, topUps: s.topUps.add(e.data.entry_id) };
-      case 'wallet.funds_held':
-        return { ...base, holds: s.holds.set(e.data.hold_id, { amount: BigInt(e.data.amount), status: 'held', reference: e.data.reference }) };
-      case 'wallet.hold_posted':
-        return { ...base, holds: s.holds.set(e.data.hold_id, { ...s.holds.get(e.data.hold_id)!, status: 'posted' }) };
-      case 'wallet.hold_released':
-        return { ...base, holds: s.holds.set(e.data.hold_id, { ...s.holds.get(e.data.hold_id)!, status: 'released' }) };
       case 'wallet.credited':
-        return { ...base, credits: s.credits.add(e.data.credit_id) };
+        return base;
+      case 'wallet.funds_held':
+        return { ...base, holds: { ...s.holds, [e.data.hold_id]: { amount: BigInt(e.data.amount), reference: e.data.reference } } };
+      case 'wallet.hold_posted':
+      case 'wallet.hold_released':
+        return { ...base, holds: withoutHold(s.holds, e.data.hold_id) };
       default:
         return unreachable(e);
     }
   },
+  /**
+   * Exactly once (issue 32). The wallet decides each command as a new movement: it keeps no ids of
+   * past credits, top-ups or closed holds. What makes a movement happen once is the stream of the
+   * thing that moves the money, appended in the same atomic append as the wallet's events with its
+   * expected version, whose decider decides nothing the second time:
+   *   - a payin's credit: with `payin.completed`, only while the payin is pending (payins.ts
+   *     settlePayin, in wallet-settlements.ts);
+   *   - a payout's hold: with `payout.created` at expected version 0; its post or release with
+   *     `payout.completed` / `payout.failed`, only while it is pending (payouts.ts);
+   *   - a transfer's holds, credit, posts and releases: with the transfer's own leg events, each
+   *     decided once by the transfer (transfer-wallets.ts): created at version 0, a leg settled
+   *     only while pending, a relaunch once per request;
+   *   - a top-up: with `top_up.recorded` on its own stream `topup-<id>` at expected version 0, the
+   *     id named by the operator's Idempotency-Key (commands/wallets.ts).
+   * A retry after an append in doubt, a redelivered outcome or a lagging cache decides on the moving
+   * stream again: if the first attempt committed, its decider decides nothing (so no wallet command
+   * is asked), or its append fails on the expected version and is decided again on a fresh read. A
+   * wallet event is therefore never appended without its moving stream's events beside it.
+   * What the wallet still checks from its open holds: a hold id already held is not held twice, and
+   * only an open hold is posted or released (anything else is a broken invariant, loudly: an unknown
+   * hold and a closed one look alike here, and neither may move money).
+   */
   decide(command: WalletCommand, s: WalletState): WalletEvent[] {
     switch (command.type) {
       case 'TopUp':
@@ -199,7 +223,6 @@ function common(s: WalletState, t: Target, postings: Posting[]): Common {
 /** Sandbox funding: platform:funding → available, within the per-transaction limits (amount_out_of_range). */
 function decideTopUp(s: WalletState, c: TopUp): WalletEvent[] {
   checkAmountRange(c.amount, 'amount');
-  if (s.topUps.has(c.entryId)) return [];
   const postings = [debit(accounts.funding, c.amount), credit(accounts.available(c.merchantId), c.amount)];
   return [{
     type: 'wallet.topped_up',
@@ -210,7 +233,7 @@ function decideTopUp(s: WalletState, c: TopUp): WalletEvent[] {
 /** Reserve `amount` for a payout or disbursement leg: available → reserved, or 400 insufficient_balance. */
 function decideHold(s: WalletState, c: HoldFunds): WalletEvent[] {
   invariant(c.amount > 0n, 'a hold is positive');
-  if (s.holds.has(c.holdId)) return [];
+  if (Object.hasOwn(s.holds, c.holdId)) return []; // held already (and still open): not twice
   const have = available(s, c.merchantId);
   if (have < c.amount) {
     refuse('insufficient_balance', `Insufficient ${c.currency} balance: ${c.amount} needed, ${have} available`);
@@ -219,14 +242,19 @@ function decideHold(s: WalletState, c: HoldFunds): WalletEvent[] {
   return [{ type: 'wallet.funds_held', data: { ...common(s, c, postings), hold_id: c.holdId, amount: formatMoney(c.amount), reference: c.reference } }];
 }
 
+/** The open hold a post or release settles; a hold never held, or already settled, is a broken invariant. */
+function openHold(s: WalletState, holdId: string, verb: string): OpenHold {
+  const h = Object.hasOwn(s.holds, holdId) ? s.holds[holdId] : undefined;
+  invariant(h, `${verb} hold ${holdId}, which is not held (never held, or already posted or released)`);
+  return h;
+}
+
 /**
  * The money left: reserved is debited, the operator's clearing account is credited with what it
- * pays out (amount − fee) and platform:fees with the fee. A hold already posted or released: nothing.
+ * pays out (amount − fee) and platform:fees with the fee. Only an open hold (see "Exactly once").
  */
 function decidePostHold(s: WalletState, c: PostHold): WalletEvent[] {
-  const h = s.holds.get(c.holdId);
-  invariant(h, `posting unknown hold ${c.holdId}`);
-  if (h.status !== 'held') return [];
+  const h = openHold(s, c.holdId, 'posting');
   invariant(c.fee >= 0n && c.fee <= h.amount, `fee ${c.fee} outside the held ${h.amount}`);
   const postings = nonZero([
     debit(accounts.reserved(c.merchantId), h.amount),
@@ -242,11 +270,9 @@ function decidePostHold(s: WalletState, c: PostHold): WalletEvent[] {
   }];
 }
 
-/** The leg failed: reserved → available. A hold already posted or released: nothing. */
+/** The leg failed: reserved → available. Only an open hold (see "Exactly once"). */
 function decideReleaseHold(s: WalletState, c: ReleaseHold): WalletEvent[] {
-  const h = s.holds.get(c.holdId);
-  invariant(h, `releasing unknown hold ${c.holdId}`);
-  if (h.status !== 'held') return [];
+  const h = openHold(s, c.holdId, 'releasing');
   const postings = [debit(accounts.reserved(c.merchantId), h.amount), credit(accounts.available(c.merchantId), h.amount)];
   return [{
     type: 'wallet.hold_released',
@@ -256,10 +282,9 @@ function decideReleaseHold(s: WalletState, c: ReleaseHold): WalletEvent[] {
 
 /**
  * A collection settled: the operator owes us `gross`; the merchant's available is credited with
- * gross − fee and platform:fees with the fee. The same credit id again: nothing.
+ * gross − fee and platform:fees with the fee. Once: by the collecting payin or transfer (see "Exactly once").
  */
 function decideCreditCollection(s: WalletState, c: CreditCollection): WalletEvent[] {
-  if (s.credits.has(c.creditId)) return [];
   invariant(c.gross > 0n && c.fee >= 0n && c.fee < c.gross, `credit of ${c.gross} with fee ${c.fee}`);
   const net = c.gross - c.fee;
   const postings = nonZero([
