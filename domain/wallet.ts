@@ -21,6 +21,7 @@
 import { invariant, refuse } from './errors.ts';
 import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
 import { checkAmountRange, formatMoney, type Money } from './money.ts';
+import { jsonSnapshot } from './snapshot-json.ts';
 
 export type Side = 'debit' | 'credit';
 
@@ -139,6 +140,8 @@ function withoutHold(holds: Record<string, OpenHold>, holdId: string): Record<st
 }
 
 export const walletDecider: CommandDecider<WalletState, WalletEvent, WalletCommand> = {
+  // Plain data (balances, open holds): a snapshot every 200 movements bounds a load's tail (issue 32).
+  snapshot: jsonSnapshot<WalletState>('wallet-v2', 200),
   initialState: (): WalletState => ({ merchantId: '', currency: '', balances: {}, holds: {}, updatedAt: null }),
   evolve(s: WalletState, e: WalletEvent): WalletState {
     const base: WalletState = {
