@@ -256,12 +256,14 @@ export class Aggregates {
   async execute<S, E extends DomainEvent, C>(
     streamId: string,
     decider: CommandDecider<S, E, C>,
-    command: C,
+    command: C | (() => C),
     meta: EventMetadata,
   ): Promise<{ state: S; events: E[]; append: AppendResult | undefined }> {
     const { result, append } = await this.transact([streamId], async (tx) => {
       const loaded = await tx.load(streamId, decider);
-      const events = decider.decide(command, loaded.state);
+      // A command given as a function is built again on each attempt: one that carries the time
+      // reads it then, so an event decided again after a conflict is never dated before the one that won.
+      const events = decider.decide(typeof command === 'function' ? (command as () => C)() : command, loaded.state);
       const state = events.reduce((st, e) => decider.evolve(st, e), loaded.state);
       return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: { state, events } };
     });

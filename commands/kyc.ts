@@ -75,19 +75,19 @@ export async function submitKyc(
 }
 
 /** A review step on the customer stream (the worker does not wait for the read models); answers the state after it. */
-async function onCustomer(s: Services, customerId: string, command: K.KycCommand, meta: EventMetadata): Promise<C.CustomerState> {
-  return (await s.aggregates.execute(streams.customer(customerId), C.customerDecider, command, meta)).state;
+async function onCustomer(s: Services, customerId: string, command: (at: string) => K.KycCommand, meta: EventMetadata): Promise<C.CustomerState> {
+  const build = (): C.CustomerCommand => command(s.clock.now().toISOString()); // the time of each attempt
+  return (await s.aggregates.execute(streams.customer(customerId), C.customerDecider, build, meta)).state;
 }
 
 /** Review step: the fetch outcome of one document's files (recorded once). */
 export function recordKycDocumentCheck(
   s: Services, customerId: string, submissionId: string, documentId: string, files: K.FileCheck[], meta: EventMetadata,
 ): Promise<C.CustomerState> {
-  const at = s.clock.now().toISOString();
-  return onCustomer(s, customerId, { type: 'RecordKycDocumentCheck', data: { submissionId, documentId, files, at } }, meta);
+  return onCustomer(s, customerId, (at) => ({ type: 'RecordKycDocumentCheck', data: { submissionId, documentId, files, at } }), meta);
 }
 
 /** Review step: the verdict once every document is checked (decided once). */
 export function completeKycReview(s: Services, customerId: string, submissionId: string, meta: EventMetadata): Promise<C.CustomerState> {
-  return onCustomer(s, customerId, { type: 'CompleteKycReview', data: { submissionId, at: s.clock.now().toISOString() } }, meta);
+  return onCustomer(s, customerId, (at) => ({ type: 'CompleteKycReview', data: { submissionId, at } }), meta);
 }

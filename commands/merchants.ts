@@ -7,9 +7,12 @@ import { randomToken } from '../infra/secrets.ts';
 import { streams } from './streams.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 
-/** Decides one command on a merchant's stream and waits until the read models show it. */
-async function onMerchant(s: Services, merchantId: string, command: M.MerchantCommand, meta: EventMetadata): Promise<M.MerchantState> {
-  const { state, append } = await s.aggregates.execute(streams.merchant(merchantId), M.merchantDecider, command, meta);
+/**
+ * Decides one command on a merchant's stream and waits until the read models show it. The command is
+ * built on each attempt, with the time then (see Aggregates.execute).
+ */
+async function onMerchant(s: Services, merchantId: string, command: (at: string) => M.MerchantCommand, meta: EventMetadata): Promise<M.MerchantState> {
+  const { state, append } = await s.aggregates.execute(streams.merchant(merchantId), M.merchantDecider, () => command(now(s)), meta);
   await s.awaitReadModels(append?.position);
   return state;
 }
@@ -17,64 +20,64 @@ async function onMerchant(s: Services, merchantId: string, command: M.MerchantCo
 const now = (s: Services) => s.clock.now().toISOString();
 
 export async function createMerchant(s: Services, name: string, meta: EventMetadata, merchantId = randomUUID()) {
-  return onMerchant(s, merchantId, { type: 'CreateMerchant', data: { merchantId, name, at: now(s) } }, meta);
+  return onMerchant(s, merchantId, (at) => ({ type: 'CreateMerchant', data: { merchantId, name, at } }), meta);
 }
 
 export async function setMerchantStatus(s: Services, merchantId: string, status: M.MerchantStatus, meta: EventMetadata) {
-  return onMerchant(s, merchantId, { type: 'SetMerchantStatus', data: { status, at: now(s) } }, meta);
+  return onMerchant(s, merchantId, (at) => ({ type: 'SetMerchantStatus', data: { status, at } }), meta);
 }
 
 export async function createApiKey(s: Services, merchantId: string, expiresAt: string | null, meta: EventMetadata) {
   const keyId = randomUUID();
   const apiKey = randomToken('pk_', 18);
   const apiSecret = randomToken('sk_', 32);
-  const state = await onMerchant(s, merchantId, {
-    type: 'CreateApiKey', data: { keyId, apiKey, secretHash: s.secrets.hash(apiSecret), expiresAt, at: now(s) },
-  }, meta);
+  const state = await onMerchant(s, merchantId, (at) => ({
+    type: 'CreateApiKey', data: { keyId, apiKey, secretHash: s.secrets.hash(apiSecret), expiresAt, at },
+  }), meta);
   return { key: state.keys[keyId]!, apiSecret };
 }
 
 export async function rotateApiKey(s: Services, merchantId: string, keyId: string, graceSeconds: number, meta: EventMetadata) {
   const apiSecret = randomToken('sk_', 32);
-  const state = await onMerchant(s, merchantId, {
-    type: 'RotateApiKey', data: { keyId, secretHash: s.secrets.hash(apiSecret), graceSeconds, at: now(s) },
-  }, meta);
+  const state = await onMerchant(s, merchantId, (at) => ({
+    type: 'RotateApiKey', data: { keyId, secretHash: s.secrets.hash(apiSecret), graceSeconds, at },
+  }), meta);
   return { key: state.keys[keyId]!, apiSecret };
 }
 
 export async function revokeApiKey(s: Services, merchantId: string, keyId: string, meta: EventMetadata) {
-  return onMerchant(s, merchantId, { type: 'RevokeApiKey', data: { keyId, at: now(s) } }, meta);
+  return onMerchant(s, merchantId, (at) => ({ type: 'RevokeApiKey', data: { keyId, at } }), meta);
 }
 
 export async function configureWebhook(s: Services, merchantId: string, url: string, meta: EventMetadata) {
   const signingSecret = randomToken('whsec_', 32);
-  await onMerchant(s, merchantId, {
-    type: 'ConfigureWebhook', data: { url, sealedSecret: s.secrets.encrypt(signingSecret), at: now(s) },
-  }, meta);
+  await onMerchant(s, merchantId, (at) => ({
+    type: 'ConfigureWebhook', data: { url, sealedSecret: s.secrets.encrypt(signingSecret), at },
+  }), meta);
   return { url, signingSecret };
 }
 
 /** A new signing secret for the URL in force; refused when no URL is configured. */
 export async function rotateWebhookSecret(s: Services, merchantId: string, meta: EventMetadata) {
   const signingSecret = randomToken('whsec_', 32);
-  const state = await onMerchant(s, merchantId, {
-    type: 'RotateWebhookSecret', data: { sealedSecret: s.secrets.encrypt(signingSecret), at: now(s) },
-  }, meta);
+  const state = await onMerchant(s, merchantId, (at) => ({
+    type: 'RotateWebhookSecret', data: { sealedSecret: s.secrets.encrypt(signingSecret), at },
+  }), meta);
   return { url: state.webhookUrl!, signingSecret };
 }
 
 export async function setRouting(s: Services, merchantId: string, routing: Partial<M.Routing>, meta: EventMetadata) {
-  return onMerchant(s, merchantId, { type: 'SetRouting', data: { routing, at: now(s) } }, meta);
+  return onMerchant(s, merchantId, (at) => ({ type: 'SetRouting', data: { routing, at } }), meta);
 }
 
 export async function setPricing(s: Services, merchantId: string, pricing: Partial<M.Pricing>, meta: EventMetadata) {
-  return onMerchant(s, merchantId, { type: 'SetPricing', data: { pricing, at: now(s) } }, meta);
+  return onMerchant(s, merchantId, (at) => ({ type: 'SetPricing', data: { pricing, at } }), meta);
 }
 
 export async function addCorridor(s: Services, merchantId: string, corridor: string, meta: EventMetadata) {
-  return onMerchant(s, merchantId, { type: 'AddCorridor', data: { corridor, at: now(s) } }, meta);
+  return onMerchant(s, merchantId, (at) => ({ type: 'AddCorridor', data: { corridor, at } }), meta);
 }
 
 export async function removeCorridor(s: Services, merchantId: string, corridor: string, meta: EventMetadata) {
-  return onMerchant(s, merchantId, { type: 'RemoveCorridor', data: { corridor, at: now(s) } }, meta);
+  return onMerchant(s, merchantId, (at) => ({ type: 'RemoveCorridor', data: { corridor, at } }), meta);
 }

@@ -72,8 +72,8 @@ export async function createPayin(s: Services, c: CreatePayin, meta: EventMetada
 
 /** The provider accepted the collection under `providerReference` (recorded once). */
 export async function recordPayinSubmission(s: Services, payinId: string, providerReference: string, meta: EventMetadata): Promise<void> {
-  const at = s.clock.now().toISOString();
-  await s.aggregates.execute(streams.payin(payinId), P.payinDecider, { type: 'RecordSubmission', data: { providerReference, at } }, meta);
+  await s.aggregates.execute(streams.payin(payinId), P.payinDecider,
+    (): P.PayinCommand => ({ type: 'RecordSubmission', data: { providerReference, at: s.clock.now().toISOString() } }), meta);
 }
 
 /**

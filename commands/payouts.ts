@@ -79,8 +79,8 @@ export async function createPayout(s: Services, c: CreatePayout, meta: EventMeta
 
 /** The provider accepted the disbursement under `providerReference` (recorded once). */
 export async function recordPayoutSubmission(s: Services, payoutId: string, providerReference: string, meta: EventMetadata): Promise<void> {
-  const at = s.clock.now().toISOString();
-  await s.aggregates.execute(streams.payout(payoutId), P.payoutDecider, { type: 'RecordSubmission', data: { providerReference, at } }, meta);
+  await s.aggregates.execute(streams.payout(payoutId), P.payoutDecider,
+    (): P.PayoutCommand => ({ type: 'RecordSubmission', data: { providerReference, at: s.clock.now().toISOString() } }), meta);
 }
 
 /** Completed: payout.completed + wallet.hold_posted; failed: payout.failed + wallet.hold_released; each in one append. */

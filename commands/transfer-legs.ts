@@ -91,7 +91,7 @@ export const transferLegOwner: LegOwner = {
   },
   async submitted(s, reference, providerReference, meta) {
     const ref = legReference(reference);
-    await s.aggregates.execute(streams.transfer(ref.transferId), T.transferDecider, submissionCommand(ref, providerReference, s.clock.now().toISOString()), meta);
+    await s.aggregates.execute(streams.transfer(ref.transferId), T.transferDecider, () => submissionCommand(ref, providerReference, s.clock.now().toISOString()), meta);
   },
   settled: (s, reference, outcome, meta) => settleTransferLeg(s, reference, outcome, meta),
 };

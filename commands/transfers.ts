@@ -83,7 +83,7 @@ async function decideCreate(s: Services, tx: AttemptLoader, c: CreateTransfer, s
 
 /** Saga step: the transfer exists → its collection starts (once, whatever the redeliveries). */
 export async function startCollection(s: Services, transferId: string, meta: EventMetadata): Promise<void> {
-  await s.aggregates.execute(streams.transfer(transferId), T.transferDecider, { type: 'StartCollection', data: { at: s.clock.now().toISOString() } }, meta);
+  await s.aggregates.execute(streams.transfer(transferId), T.transferDecider, () => ({ type: 'StartCollection', data: { at: s.clock.now().toISOString() } }), meta);
 }
 
 export interface Relaunch {

@@ -6,7 +6,7 @@ import t from 'tap';
 import { Aggregates } from '../commands/aggregates.ts';
 import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
 import { systemClock } from '../infra/clock.ts';
-import type { Decider, DomainEvent } from '../domain/decider.ts';
+import type { CommandDecider, Decider, DomainEvent } from '../domain/decider.ts';
 import { DomainError } from '../domain/errors.ts';
 import { toNew } from '../commands/aggregates.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
@@ -162,4 +162,19 @@ t.test('yesFromCache: a "yes" may come from the cache, a "no" is asked again of 
   t.equal(await a.yesFromCache('y-1', counter, (s) => s.adds >= 1), true);
   t.equal(reads() - before, 0, 'a "yes" from the cache costs no read');
   t.equal(await a.yesFromCache('y-1', counter, (s) => s.adds >= 5), false, 'a "no" that holds on the store stands');
+});
+
+t.test('execute: a command given as a function is built again for the attempt after a conflict (its time read then)', async (t) => {
+  const { a, b } = await setup(t);
+  const stamped: CommandDecider<St & { at: string[] }, DomainEvent<'stamped', { at: string }>, { at: string }> = {
+    initialState: () => ({ total: 0, adds: 0, at: [] }),
+    evolve: (s, e) => ({ ...s, adds: s.adds + 1, at: [...s.at, e.data.at] }),
+    decide: (c) => [{ type: 'stamped', data: { at: c.at } }],
+  };
+  await a.execute('c-stamp', stamped, { at: 't0' }, {}); // a caches version 1
+  await b.execute('c-stamp', stamped, { at: 't1' }, {}); // another process: a's cache now lags
+  let built = 0;
+  const { state } = await a.execute('c-stamp', stamped, () => ({ at: `t${2 + built++}` }), {});
+  t.equal(built, 2, 'built once for the attempt that conflicted, once for the one that committed');
+  t.same(state.at, ['t0', 't1', 't3'], 'the event carries what the committed attempt built');
 });
