@@ -22,7 +22,7 @@ const schemas = {
   AuditReport: {
     type: 'object',
     description: 'ok is false when any check found a discrepancy; see the CLI (`npm run audit`) for the same report as text.',
-    required: ['ok', 'discrepancies', 'started_at', 'finished_at', 'elapsed_ms', 'ledger', 'read_models'],
+    required: ['ok', 'discrepancies', 'started_at', 'finished_at', 'elapsed_ms', 'ledger', 'read_models', 'snapshots'],
     properties: {
       ok: { type: 'boolean' },
       discrepancies: { type: 'integer' },
@@ -31,6 +31,18 @@ const schemas = {
       elapsed_ms: { type: 'integer' },
       ledger: { type: 'object' },
       read_models: { type: 'array', items: { type: 'object' } },
+      snapshots: {
+        type: 'object',
+        description: 'Each aggregate snapshot compared with the fold of its stream up to its version (snapshots are derived data, never trusted over the events).',
+        required: ['ok', 'checked', 'other_shape', 'mismatched', 'findings'],
+        properties: {
+          ok: { type: 'boolean' },
+          checked: { type: 'integer', description: 'Snapshots compared with their stream' },
+          other_shape: { type: 'integer', description: 'Snapshots of a state shape their decider no longer has: never loaded, not compared' },
+          mismatched: { type: 'integer', description: 'Snapshots that are not the fold of their stream (counted in discrepancies)' },
+          findings: { type: 'array', items: { type: 'object' } },
+        },
+      },
     },
   },
   Statement: {

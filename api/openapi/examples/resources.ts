@@ -1320,6 +1320,7 @@ export const audit = {
       ],
     },
   ],
+  snapshots: { ok: true, checked: 2, other_shape: 0, mismatched: 0, findings: [] },
 };
 
 export const projections = {
