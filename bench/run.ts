@@ -1,4 +1,4 @@
-// `npm run bench` (quick, under 5 minutes on 2 cores) or `npm run bench -- --full`: every scenario
+// `npm run bench` (quick, about 6 minutes on 2 cores) or `npm run bench -- --full`: every scenario
 // against real PostgreSQL (127.0.0.1:5432, a fresh bench_<random> database per scenario, dropped
 // after) and NATS (127.0.0.1:4222, a prefix of its own), and the embedded mode (embedded PostgreSQL
 // servers of their own under the temp dir, stopped after) for append and payin-create, each side
