@@ -116,3 +116,29 @@ t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with i
   t.match(stdout, '| scenario | value | ceiling / peer | ratio | target | met |', 'the table');
   for (const name of names) t.match(stdout, `| ${name} | `, `${name}: a row`);
 });
+
+t.test('the history and hot-merchant scenarios (smoke profile): each figure measured against the same run\'s fresh merchant, with its target', {
+  skip: services ? false : 'needs PostgreSQL and NATS (DATABASE_URL and NATS_URL): the bench runs against the real services',
+  timeout: 300_000,
+}, async (t) => {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-history-')), 'latest.json');
+  t.teardown(() => fs.rmSync(path.dirname(out), { recursive: true, force: true }));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--only=history,hot-merchant', `--out=${out}`], {
+    cwd: root,
+    env: { ...process.env, BENCH_DATABASE_URL: process.env.DATABASE_URL, BENCH_NATS_URL: process.env.NATS_URL },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  t.equal(code, 0, 'the run exits 0', { stderr: stderr.slice(-2000) });
+  const report = JSON.parse(fs.readFileSync(out, 'utf8'));
+  t.same(report.failures, {}, 'no scenario failed');
+  for (const name of ['history first payout', 'history RSS', 'history rebuild', 'history audit', 'hot-merchant']) {
+    const r = report.scenarios[name];
+    t.ok(r, `${name} reported`);
+    t.ok(typeof r?.value === 'number' && r.value > 0 && typeof r.ceiling === 'number' && r.ceiling > 0, `${name}: measured beside its comparison`);
+    t.ok(r?.target, `${name}: judged against a target`);
+  }
+});
+
