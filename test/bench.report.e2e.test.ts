@@ -2,7 +2,7 @@
 // run beside it, by how much a missed target is missed, the Markdown table with the machine's facts,
 // and `npm run bench` itself writing bench/results/latest.json's shape. The run uses the smoke
 // profile (every phase for a moment): it checks that the bench runs and reports, not its figures.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -67,13 +67,11 @@ t.test('the Markdown table: machine facts, one row per figure, a miss with its m
 });
 
 const services = process.env.DATABASE_URL && process.env.NATS_URL;
-t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with its ratio, the table printed', {
-  skip: services ? false : 'needs PostgreSQL and NATS (DATABASE_URL and NATS_URL): the bench runs against the real services',
-  timeout: 240_000,
-}, async (t) => {
+/** `npm run bench --smoke --only=<scenarios>` against the real services: its stdout and report. */
+async function smokeRun(t: Test, only: string): Promise<{ stdout: string; report: any }> {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-report-')), 'latest.json');
   t.teardown(() => fs.rmSync(path.dirname(out), { recursive: true, force: true }));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--only=append,payin-create', `--out=${out}`], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', `--only=${only}`, `--out=${out}`], {
     cwd: root,
     env: { ...process.env, BENCH_DATABASE_URL: process.env.DATABASE_URL, BENCH_NATS_URL: process.env.NATS_URL },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -84,8 +82,14 @@ t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with i
   child.stderr.on('data', (d) => { stderr += d; });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   t.equal(code, 0, 'the run exits 0', { stderr: stderr.slice(-2000) });
+  return { stdout, report: JSON.parse(fs.readFileSync(out, 'utf8')) };
+}
 
-  const report = JSON.parse(fs.readFileSync(out, 'utf8'));
+t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with its ratio, the table printed', {
+  skip: services ? false : 'needs PostgreSQL and NATS (DATABASE_URL and NATS_URL): the bench runs against the real services',
+  timeout: 240_000,
+}, async (t) => {
+  const { stdout, report } = await smokeRun(t, 'append,payin-create');
   t.equal(report.profile, 'smoke');
   t.same(report.failures, {}, 'no scenario failed');
   t.equal(report.machine.cpus, os.cpus().length);
@@ -121,18 +125,7 @@ t.test('the history and hot-merchant scenarios (smoke profile): each figure meas
   skip: services ? false : 'needs PostgreSQL and NATS (DATABASE_URL and NATS_URL): the bench runs against the real services',
   timeout: 300_000,
 }, async (t) => {
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-history-')), 'latest.json');
-  t.teardown(() => fs.rmSync(path.dirname(out), { recursive: true, force: true }));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--only=history,hot-merchant', `--out=${out}`], {
-    cwd: root,
-    env: { ...process.env, BENCH_DATABASE_URL: process.env.DATABASE_URL, BENCH_NATS_URL: process.env.NATS_URL },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  t.equal(code, 0, 'the run exits 0', { stderr: stderr.slice(-2000) });
-  const report = JSON.parse(fs.readFileSync(out, 'utf8'));
+  const { report } = await smokeRun(t, 'history,hot-merchant');
   t.same(report.failures, {}, 'no scenario failed');
   for (const name of ['history first payout', 'history RSS', 'history rebuild', 'history audit', 'hot-merchant']) {
     const r = report.scenarios[name];
