@@ -6,32 +6,17 @@
 import { DomainError } from './errors.ts';
 import { unreachable, type CommandDecider } from './decider.ts';
 import { operator } from './catalogue.ts';
-import type { QuoteCreated, QuotePricing } from './quote-pricing.ts';
-import { checkParty, type RailParty, type WalletImpact } from './payment.ts';
-import { asQuoted, paymentLifecycle, type PaymentEvent, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
+import type { QuoteCreated } from './quote-pricing.ts';
+import { checkParty, type RailParty } from './payment.ts';
+import { asQuoted, paymentLifecycle, type PaymentEvent, type PaymentCreated, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
 
-export interface PayinCreated {
+export interface PayinCreated extends PaymentCreated {
   payin_id: string;
-  merchant_id: string;
-  customer_id: string;
-  quote_id: string;
-  send_amount: string;
-  send_currency: string;
-  receive_amount: string;
-  receive_currency: string;
-  total_fee: string;
-  country_code: string;
-  operator_code: string;
-  rail_type: string;
   source: RailParty;
-  pricing: QuotePricing;
-  wallet_impact: WalletImpact;
-  metadata: Record<string, string>;
   /** The operator requires a one-time password to collect. */
   otp_required: boolean;
   /** One was given: it waits sealed in the gateway's vault under the payin id (never in an event). */
   otp_supplied: boolean;
-  at: string;
 }
 
 export type PayinEvent = PaymentEvent<'payin', PayinCreated>;

@@ -4,8 +4,8 @@
 // `<kind>.<step>` (payin.created, payout.failed…) and adds its own create rules (payin.ts, payout.ts).
 import { invariant } from './errors.ts';
 import { unreachable, type DomainEvent } from './decider.ts';
-import type { QuoteCreated } from './quote-pricing.ts';
-import type { LegOutcome, PaymentLifecycle, PaymentStatus } from './payment.ts';
+import type { QuoteCreated, QuotePricing } from './quote-pricing.ts';
+import type { LegOutcome, PaymentLifecycle, PaymentStatus, WalletImpact } from './payment.ts';
 
 type PaymentKind = 'payin' | 'payout';
 
@@ -31,6 +31,23 @@ type StepEvent<Created> = { [S in Step]: { step: S; data: StepData<Created>[S] }
 interface CreatedBase {
   merchant_id: string;
   at: string;
+}
+
+/** What a payin's and a payout's creation both record (each adds its id and its party). */
+export interface PaymentCreated extends CreatedBase {
+  customer_id: string;
+  quote_id: string;
+  send_amount: string;
+  send_currency: string;
+  receive_amount: string;
+  receive_currency: string;
+  total_fee: string;
+  country_code: string;
+  operator_code: string;
+  rail_type: string;
+  pricing: QuotePricing;
+  wallet_impact: WalletImpact;
+  metadata: Record<string, string>;
 }
 
 export interface PaymentState<Created> extends PaymentLifecycle {

@@ -5,33 +5,20 @@
 // payins share (payment-lifecycle.ts).
 import { unreachable, type CommandDecider } from './decider.ts';
 import { passKycGate, type KycGate } from './kyc.ts';
-import type { QuoteCreated, QuotePricing } from './quote-pricing.ts';
-import { checkParty, type Recipient, type WalletImpact } from './payment.ts';
-import { asQuoted, paymentLifecycle, type PaymentEvent, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
+import type { QuoteCreated } from './quote-pricing.ts';
+import { checkParty, type Recipient } from './payment.ts';
+import { asQuoted, paymentLifecycle, type PaymentEvent, type PaymentCreated, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
 
-export interface PayoutCreated {
+/**
+ * A payout's creation: send_amount is debited from the merchant's wallet (held at create), and the
+ * recipient gets receive_amount (send_amount − total_fee).
+ */
+export interface PayoutCreated extends PaymentCreated {
   payout_id: string;
-  merchant_id: string;
-  customer_id: string;
-  quote_id: string;
-  /** Debited from the merchant's wallet (held at create). */
-  send_amount: string;
-  send_currency: string;
-  /** What the recipient gets: send_amount − total_fee. */
-  receive_amount: string;
-  receive_currency: string;
-  total_fee: string;
-  country_code: string;
-  operator_code: string;
-  rail_type: string;
   recipient: Recipient;
   payment_reason_text: string;
-  pricing: QuotePricing;
-  wallet_impact: WalletImpact;
-  metadata: Record<string, string>;
   /** The wallet hold made at create (its id). */
   hold_id: string;
-  at: string;
 }
 
 export type PayoutEvent = PaymentEvent<'payout', PayoutCreated>;

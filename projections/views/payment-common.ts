@@ -1,5 +1,6 @@
 // Rendering shared by payins and payouts: the wallet impact with what has already applied.
 import type { PaymentLifecycle, WalletImpact } from '../../domain/payment.ts';
+import type { PaymentCreated } from '../../domain/payment-lifecycle.ts';
 
 /** Each effect of the quote's statement, marked `applied` once the payment has reached its moment. */
 export function impactOf(impact: WalletImpact, s: PaymentLifecycle): Record<string, unknown> {
@@ -14,30 +15,11 @@ export const lifecycleFields = (s: PaymentLifecycle) => ({
   history: s.history.map((h) => ({ status: h.status, reason: h.reason, created_at: h.created_at })),
 });
 
-/** What a payin's and a payout's creation both record (the rest is the flow's own party). */
-export interface PaymentCreatedCommon {
-  merchant_id: string;
-  customer_id: string;
-  quote_id: string;
-  send_amount: string;
-  send_currency: string;
-  receive_amount: string;
-  receive_currency: string;
-  total_fee: string;
-  country_code: string;
-  operator_code: string;
-  rail_type: string;
-  pricing: unknown;
-  wallet_impact: WalletImpact;
-  metadata: Record<string, string>;
-  at: string;
-}
-
 /**
  * A payment's API JSON: the fields payins and payouts share, with the flow's own fields (`source`;
  * `recipient` and `payment_reason_text`) after `pricing`, where each has always answered them.
  */
-export function renderPayment(id: string, c: PaymentCreatedCommon, s: PaymentLifecycle, own: Record<string, unknown>): Record<string, unknown> {
+export function renderPayment(id: string, c: PaymentCreated, s: PaymentLifecycle, own: Record<string, unknown>): Record<string, unknown> {
   return {
     id,
     merchant_id: c.merchant_id,
