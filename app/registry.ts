@@ -14,6 +14,7 @@ import { payoutsModule } from '../api/routes/payouts.ts';
 import { walletsModule } from '../api/routes/wallets.ts';
 import { providerCallbacksModule } from '../api/routes/provider-callbacks.ts';
 import { moneyProjection } from '../projections/money.ts';
+import { walletMovementsProjection } from '../projections/wallet-movements.ts';
 import { providerGateway } from '../workers/provider-gateway.ts';
 import { eventsModule } from '../api/routes/events.ts';
 import { webhookWorker } from '../workers/webhooks/index.ts';
@@ -52,6 +53,7 @@ export const projections: Projection[] = [
   kycProjection,
   moneyProjection,
   transfersProjection,
+  walletMovementsProjection,
 ];
 
 export const workers: Worker[] = [

@@ -219,7 +219,10 @@ function common(s: WalletState, t: Target, postings: Posting[]): Common {
       available: formatMoney(after[accounts.available(t.merchantId)] ?? 0n),
       reserved: formatMoney(after[accounts.reserved(t.merchantId)] ?? 0n),
     },
-    at: t.at,
+    // Never before the wallet's previous movement (two processes' clocks may disagree): a wallet's
+    // movements are in time order along its versions, so its balances as of T are those of its
+    // last movement before T (projections/wallet-movements.ts). ISO 8601 UTC strings sort as times.
+    at: s.updatedAt !== null && s.updatedAt > t.at ? s.updatedAt : t.at,
   };
 }
 

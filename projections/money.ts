@@ -140,7 +140,7 @@ async function basesOf<S, E extends DomainEvent>(db: Knex | Knex.Transaction, m:
 }
 
 /** The kind of movement and the id it is idempotent by. */
-function movementOf(e: WalletEvent): { movement: string; id: string } {
+export function movementOf(e: WalletEvent): { movement: string; id: string } {
   switch (e.type) {
     case 'wallet.topped_up': return { movement: 'top_up', id: e.data.entry_id };
     case 'wallet.funds_held': return { movement: 'hold', id: e.data.hold_id };

@@ -1,16 +1,25 @@
 // Wallet statements: one merchant's movements in one currency over a period, with opening and
-// closing balances, from the `ledger_entries` read model (one row per posting).
+// closing balances, from the wallet movements read model (wallet-movements.ts, one row per wallet
+// event), the same source and the same boundary as the balances as of a time (wallet-history.ts).
 //
-// Period: [from, to), by the movement's time (`created_at` of the entry, the time the ledger
-// decided it). Opening = every posting on the merchant's accounts before `from`; each line is one
-// wallet event (a top-up, hold, post, release or credit) with its signed effect on `available` and
-// `reserved` and the balances after it; closing = opening + the sum of the lines, which the
-// statement states and checks (`reconciled`). Amounts are whole francs as decimal strings, summed as
-// bigint.
+// Period: [from, to), by the movement's time `at` (the time the ledger decided it; a wallet's
+// movements are in time order along its versions: domain/wallet.ts). Opening = the balances as of
+// `from`; each line is one wallet event (a top-up, hold, post, release or credit, or any movement
+// the wallet records) with its signed effect on `available` and `reserved` and the balances after
+// it; closing = opening + the sum of the lines. `reconciled` checks that sum against the balances
+// the ledger states after the last line and as of `to`: the statement of [a, b) closes where the
+// statement of [b, c) opens. Read in one snapshot. Amounts are whole francs as decimal strings,
+// summed as bigint.
+//
+// Settled: a movement's `at` is taken by the attempt that commits it, so one that is still being
+// decided may commit with an `at` a moment in the past. A period that ended more than SETTLE_MS
+// before the statement was asked (the read models having caught up with every commit before the
+// ask) no longer changes: `settled: true`.
 import type { Knex } from 'knex';
-import { accounts } from '../domain/wallet.ts';
+import { balancesAsOf, MOVEMENT_COLUMNS, type MovementRow } from './wallet-history.ts';
 
 export const MAX_STATEMENT_LINES = 50_000;
+export const SETTLE_MS = 60_000;
 
 export interface Balances {
   available: string;
@@ -44,27 +53,14 @@ export interface Statement {
   opening: Balances;
   closing: Balances;
   totals: { movements: number; available_delta: string; reserved_delta: string; fees: string };
-  /** opening + Σ deltas = closing, for available and reserved. */
+  /** opening + Σ deltas = closing = the balances the ledger states as of `to`, for available and reserved. */
   reconciled: boolean;
+  /** The period ended more than SETTLE_MS before the statement was asked: it no longer changes. */
+  settled: boolean;
   lines: StatementLine[];
 }
 
 export class StatementTooLong extends Error {}
-
-interface EntryRow {
-  event_id: string;
-  global_position: string;
-  movement: string;
-  movement_id: string;
-  reference_type: string;
-  reference_id: string;
-  account: string;
-  side: 'debit' | 'credit';
-  amount: string;
-  created_at: Date | string;
-}
-
-const signed = (r: { side: string; amount: string }) => (r.side === 'credit' ? BigInt(r.amount) : -BigInt(r.amount));
 
 function describe(movement: string, referenceType: string, referenceId: string, fee: bigint): string {
   const what = referenceType === 'top_up' ? 'top-up' : `${referenceType} ${referenceId}`;
@@ -78,96 +74,55 @@ function describe(movement: string, referenceType: string, referenceId: string, 
   }
 }
 
-type StatementQuery = { merchantId: string; currency: string; from: Date; to: Date };
+/** `now`: when the statement is asked (default the system clock), for `settled`. */
+type StatementQuery = { merchantId: string; currency: string; from: Date; to: Date; now?: Date };
 
-/** The merchant's available and reserved accounts in the ledger. */
-const accountsOf = (merchantId: string) => ({ available: accounts.available(merchantId), reserved: accounts.reserved(merchantId) });
-
-/** Every posting on the merchant's two accounts before `from`, summed per account. */
-async function openingOf(knex: Knex, q: StatementQuery): Promise<{ available: bigint; reserved: bigint }> {
-  const own = accountsOf(q.merchantId);
-  const opening = await knex.raw<{ rows: Array<{ account: string; balance: string | null }> }>(
-    `SELECT account, sum(CASE WHEN side = 'credit' THEN amount ELSE -amount END)::text AS balance
-     FROM ledger_entries WHERE merchant_id = ? AND currency = ? AND created_at < ? AND account IN (?, ?)
-     GROUP BY account`,
-    [q.merchantId, q.currency, q.from, own.available, own.reserved],
-  );
-  const balanceOf = (account: string) => BigInt(opening.rows.find((r) => r.account === account)?.balance ?? '0');
-  return { available: balanceOf(own.available), reserved: balanceOf(own.reserved) };
-}
-
-/** The period's postings, grouped by event in global order. */
-async function postingsByEvent(knex: Knex, q: StatementQuery): Promise<Map<string, EntryRow[]>> {
-  // Every posting of every event with a posting in the period (an event's postings share its time).
-  // Ordered by the bigint column, not by the text alias of the select list.
-  const rows = (await knex.raw<{ rows: EntryRow[] }>(
-    `SELECT event_id, global_position::text AS global_position, movement, movement_id, reference_type, reference_id,
-            account, side, amount::text AS amount, created_at
-     FROM ledger_entries
-     WHERE merchant_id = ? AND currency = ? AND created_at >= ? AND created_at < ?
-     ORDER BY ledger_entries.global_position, posting_index
-     LIMIT ?`,
-    [q.merchantId, q.currency, q.from, q.to, MAX_STATEMENT_LINES * 4 + 1],
+/** The period's movements in the wallet's order. */
+async function movementsIn(db: Knex.Transaction, q: StatementQuery): Promise<MovementRow[]> {
+  const rows = (await db.raw<{ rows: MovementRow[] }>(
+    `SELECT ${MOVEMENT_COLUMNS} FROM wallet_movements
+     WHERE merchant_id = ? AND currency = ? AND at >= ? AND at < ?
+     ORDER BY at, wallet_version LIMIT ?`,
+    [q.merchantId, q.currency, q.from, q.to, MAX_STATEMENT_LINES + 1],
   )).rows;
-  if (rows.length > MAX_STATEMENT_LINES * 4) throw new StatementTooLong(`more than ${MAX_STATEMENT_LINES} movements: ask for a shorter period`);
-  const byEvent = new Map<string, EntryRow[]>();
-  for (const r of rows) {
-    const list = byEvent.get(r.event_id) ?? [];
-    list.push(r);
-    byEvent.set(r.event_id, list);
-  }
-  return byEvent;
+  if (rows.length > MAX_STATEMENT_LINES) throw new StatementTooLong(`more than ${MAX_STATEMENT_LINES} movements: ask for a shorter period`);
+  return rows;
 }
 
-/** One wallet event's effect on the merchant's accounts: the deltas, the fee and the other side. */
-function effectOf(postings: EntryRow[], own: { available: string; reserved: string }) {
-  let dAvailable = 0n;
-  let dReserved = 0n;
-  let fee = 0n;
-  const others: string[] = [];
-  for (const p of postings) {
-    if (p.account === own.available) dAvailable += signed(p);
-    else if (p.account === own.reserved) dReserved += signed(p);
-    else if (p.account === accounts.fees) fee += BigInt(p.amount);
-    else others.push(p.account);
-  }
-  const counterparty = others[0] ?? (dAvailable !== 0n && dReserved !== 0n ? (dAvailable < 0n ? own.reserved : own.available) : '');
-  return { dAvailable, dReserved, fee, counterparty };
-}
+const lineOf = (r: MovementRow): StatementLine => ({
+  position: r.global_position, event_id: r.event_id, at: new Date(r.at).toISOString(),
+  movement: r.movement, movement_id: r.movement_id, reference_type: r.reference_type, reference_id: r.reference_id,
+  description: describe(r.movement, r.reference_type, r.reference_id, BigInt(r.fee)),
+  available_delta: r.available_delta, reserved_delta: r.reserved_delta, fee: r.fee, counterparty: r.counterparty,
+  available_balance: r.available_balance, reserved_balance: r.reserved_balance,
+});
 
 export async function buildStatement(knex: Knex, q: StatementQuery): Promise<Statement> {
-  const own = accountsOf(q.merchantId);
-  let { available, reserved } = await openingOf(knex, q);
-  const openingBalances = { available: available.toString(), reserved: reserved.toString() };
-  const byEvent = await postingsByEvent(knex, q);
-  const lines: StatementLine[] = [];
-  let totalAvailable = 0n;
-  let totalReserved = 0n;
-  let totalFees = 0n;
-  for (const postings of byEvent.values()) {
-    const first = postings[0]!;
-    const { dAvailable, dReserved, fee, counterparty } = effectOf(postings, own);
-    available += dAvailable;
-    reserved += dReserved;
-    totalAvailable += dAvailable;
-    totalReserved += dReserved;
-    totalFees += fee;
-    lines.push({
-      position: first.global_position, event_id: first.event_id, at: new Date(first.created_at).toISOString(),
-      movement: first.movement, movement_id: first.movement_id, reference_type: first.reference_type, reference_id: first.reference_id,
-      description: describe(first.movement, first.reference_type, first.reference_id, fee),
-      available_delta: dAvailable.toString(), reserved_delta: dReserved.toString(), fee: fee.toString(), counterparty,
-      available_balance: available.toString(), reserved_balance: reserved.toString(),
-    });
+  const { opening, rows, atTo } = await knex.transaction(async (tx) => ({
+    opening: await balancesAsOf(tx, q.merchantId, q.currency, q.from),
+    rows: await movementsIn(tx, q),
+    atTo: await balancesAsOf(tx, q.merchantId, q.currency, q.to),
+  }), { isolationLevel: 'repeatable read', readOnly: true });
+  let available = BigInt(opening.available);
+  let reserved = BigInt(opening.reserved);
+  let fees = 0n;
+  let statedAgree = true;
+  for (const r of rows) {
+    available += BigInt(r.available_delta);
+    reserved += BigInt(r.reserved_delta);
+    fees += BigInt(r.fee);
+    statedAgree &&= available === BigInt(r.available_balance) && reserved === BigInt(r.reserved_balance);
   }
-  const closing = { available: available.toString(), reserved: reserved.toString() };
-  const reconciled = BigInt(openingBalances.available) + totalAvailable === available
-    && BigInt(openingBalances.reserved) + totalReserved === reserved;
+  const totalAvailable = available - BigInt(opening.available);
+  const totalReserved = reserved - BigInt(opening.reserved);
+  const reconciled = statedAgree && available === BigInt(atTo.available) && reserved === BigInt(atTo.reserved);
+  const now = q.now ?? new Date();
   return {
     merchant_id: q.merchantId, currency: q.currency, from: q.from.toISOString(), to: q.to.toISOString(),
-    opening: openingBalances, closing,
-    totals: { movements: lines.length, available_delta: totalAvailable.toString(), reserved_delta: totalReserved.toString(), fees: totalFees.toString() },
-    reconciled, lines,
+    opening: { available: opening.available, reserved: opening.reserved },
+    closing: { available: available.toString(), reserved: reserved.toString() },
+    totals: { movements: rows.length, available_delta: totalAvailable.toString(), reserved_delta: totalReserved.toString(), fees: fees.toString() },
+    reconciled, settled: q.to.getTime() <= now.getTime() - SETTLE_MS, lines: rows.map(lineOf),
   };
 }
 

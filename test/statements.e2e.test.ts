@@ -132,7 +132,7 @@ t.test('CSV quoting: commas, quotes and formula-like text are safe; numbers are 
   const st: Statement = {
     merchant_id: 'm', currency: 'XOF', from: '2025-01-01T00:00:00.000Z', to: '2025-01-02T00:00:00.000Z',
     opening: { available: '5', reserved: '0' }, closing: { available: '0', reserved: '5' },
-    totals: { movements: 1, available_delta: '-5', reserved_delta: '5', fees: '0' }, reconciled: true, lines: [line],
+    totals: { movements: 1, available_delta: '-5', reserved_delta: '5', fees: '0' }, reconciled: true, settled: true, lines: [line],
   };
   const csv = statementCsv(st).split('\r\n');
   t.equal(csv[2], 'movement,2025-01-01T00:00:00.000Z,7,e,credit,x,payin,"\'=HYPERLINK(""http://evil"")","Collected: a, ""b""",\'@SUM(A1),-5,5,0,0,5');

@@ -47,13 +47,14 @@ const schemas = {
   },
   Statement: {
     type: 'object',
-    required: ['merchant_id', 'currency', 'from', 'to', 'opening', 'closing', 'totals', 'reconciled', 'lines'],
+    required: ['merchant_id', 'currency', 'from', 'to', 'opening', 'closing', 'totals', 'reconciled', 'settled', 'lines'],
     properties: {
       merchant_id: ref('Uuid'), currency: ref('Currency'), from: ref('DateTime'), to: ref('DateTime'),
       opening: { type: 'object', required: ['available', 'reserved'], properties: { available: { type: 'string' }, reserved: { type: 'string' } } },
       closing: { type: 'object', required: ['available', 'reserved'], properties: { available: { type: 'string' }, reserved: { type: 'string' } } },
       totals: { type: 'object' },
-      reconciled: { type: 'boolean', description: 'opening + the sum of the movements = closing' },
+      reconciled: { type: 'boolean', description: 'opening + the sum of the movements = closing = the balances as of `to`' },
+      settled: { type: 'boolean', description: 'The period ended more than a minute before the statement was asked: it no longer changes (docs/MONEY.md)' },
       lines: { type: 'array', items: { type: 'object' } },
     },
   },

@@ -21,6 +21,7 @@ import * as m017 from './017_projector_expect.ts';
 import * as m018 from './018_append_document.ts';
 import * as m019 from './019_fenced_claims.ts';
 import * as m020 from './020_snapshots.ts';
+import * as m025 from './025_wallet_movements.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -48,6 +49,7 @@ const migrations: Array<[string, Migration]> = [
   ['018_append_document', m018],
   ['019_fenced_claims', m019],
   ['020_snapshots', m020],
+  ['025_wallet_movements', m025],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
