@@ -5,11 +5,18 @@ export const streams = {
   quote: (id: string) => `quote-${id}`,
   payin: (id: string) => `payin-${id}`,
   payout: (id: string) => `payout-${id}`,
+  refund: (id: string) => `refund-${id}`,
   transfer: (id: string) => `transfer-${id}`,
   wallet: (merchantId: string, currency: string) => `wallet-${merchantId}-${currency}`,
   /** One per top-up: it, not the wallet, makes the top-up happen once (commands/wallets.ts). */
   topUp: (id: string) => `topup-${id}`,
   webhookTest: (id: string) => `webhook_test-${id}`,
+  /** A bulk payout request (domain/payout-batch.ts); its payouts have their own streams. */
+  payoutBatch: (id: string) => `payout_batch-${id}`,
+  /** Every webhook endpoint of one merchant (domain/webhook-endpoints.ts). */
+  webhookEndpoints: (merchantId: string) => `webhook_endpoints-${merchantId}`,
+  /** An operator's availability per flow (CONTRACT §14), by operator code. */
+  operator: (code: string) => `operator-${code}`,
 };
 
 export const isMerchantStream = (streamId: string) => streamId.startsWith('merchant-');

@@ -16,12 +16,18 @@ export type ErrorCode =
   | 'corridor_not_configured'
   | 'operator_not_enabled'
   | 'otp_required'
+  /** The operator is closed for the flow (CONTRACT §14). */
+  | 'operator_unavailable'
   | 'relaunch_not_allowed'
   | 'customer_not_found'
   | 'quote_not_found'
   | 'kyc_required'
   | 'kyc_review_pending'
   | 'kyc_already_verified'
+  /** Refunds (CONTRACT §9). */
+  | 'refund_not_allowed'
+  | 'payin_not_found'
+  | 'refund_exceeds_payin'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'

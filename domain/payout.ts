@@ -6,6 +6,7 @@
 import { unreachable, type CommandDecider } from './decider.ts';
 import { passKycGate, type KycGate } from './kyc.ts';
 import type { QuoteCreated } from './quote-pricing.ts';
+import { requireAvailable, type OperatorAvailabilities } from './operator-availability.ts';
 import { checkParty, type Recipient } from './payment.ts';
 import { asQuoted, paymentLifecycle, type PaymentEvent, type PaymentCreated, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
 
@@ -35,6 +36,8 @@ export interface CreatePayout {
   metadata: Record<string, string>;
   /** What the KYC gate decides on: the merchant's routing (kyc_required_operators) and the customer's KYC status. */
   kyc: KycGate;
+  /** The quoted operator's availability as read with this create (closed for the flow: refused). */
+  availability: OperatorAvailabilities;
   at: string;
 }
 
@@ -44,12 +47,14 @@ export type PayoutCommand = { type: 'CreatePayout'; data: CreatePayout } | Payme
 const lifecycle = paymentLifecycle<'payout', PayoutCreated>('payout');
 
 /**
- * The payout's own create rules, on the quote it consumes: the recipient must match the quote
+ * The payout's own create rules, on the quote it consumes: the operator must not be closed for
+ * payouts, the recipient must match the quote
  * (party check), and the operator may require the customer's KYC verified (routing
  * kyc_required_operators). The hold of send_amount is the wallet's decision (domain/wallet.ts).
  */
 function decideCreated(c: CreatePayout): PayoutCreated {
   const q = c.quote;
+  requireAvailable(c.availability, [{ operatorCode: q.operator_code, flow: 'payout', field: 'recipient.operator_code' }]);
   const recipient = checkParty(c.recipient, q, 'recipient');
   passKycGate(c.kyc, q.operator_code);
   return {

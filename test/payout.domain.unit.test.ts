@@ -37,7 +37,7 @@ const create = (patch: Partial<P.CreatePayout> = {}): P.PayoutCommand => ({
   type: 'CreatePayout',
   data: {
     payoutId: 'po-1', merchantId: 'm-1', customerId: 'c-1', quote, recipient: created.recipient, paymentReasonText: 'Salary', metadata: {},
-    kyc: noKyc, at, ...patch,
+    kyc: noKyc, availability: {}, at, ...patch,
   },
 });
 const settle = (outcome: { outcome: 'completed'; providerReference: string | null } | { outcome: 'failed'; providerReference: string | null; reason: string }): P.PayoutCommand =>
