@@ -12,6 +12,7 @@ import { quotesModule } from '../api/routes/quotes.ts';
 import { payinsModule } from '../api/routes/payins.ts';
 import { payoutsModule } from '../api/routes/payouts.ts';
 import { walletsModule } from '../api/routes/wallets.ts';
+import { statementsModule } from '../api/routes/statements.ts';
 import { providerCallbacksModule } from '../api/routes/provider-callbacks.ts';
 import { moneyProjection } from '../projections/money.ts';
 import { walletMovementsProjection } from '../projections/wallet-movements.ts';
@@ -39,6 +40,7 @@ export const apiModules: ApiModule[] = [
   payinsModule,
   payoutsModule,
   walletsModule,
+  statementsModule,
   providerCallbacksModule,
   eventsModule,
   transfersModule,

@@ -7,7 +7,7 @@ import { errors, idParam, json, ref } from '../openapi/common.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { readHistory, historyParams } from './history.ts';
 import { runAudit } from '../../projections/finance-audit.ts';
-import { buildStatement, statementCsv, StatementTooLong } from '../../projections/statements.ts';
+import { answerStatement, statementParams, statementResponse } from './statements.ts';
 import { projectionStatus } from '../../projections/rebuild.ts';
 import { rebuildRuns, startRebuild } from '../../projections/rebuilds.ts';
 
@@ -77,23 +77,6 @@ const schemas = {
   },
 };
 
-async function statement(ctx: Ctx) {
-  const { knex, clock } = ctx.services;
-  const merchantId = ctx.params.merchant_id!;
-  if (!(await knex('merchants').where({ id: merchantId }).first('id'))) throw new DomainError('not_found', 'Merchant not found');
-  const from = ctx.query.from ? new Date(String(ctx.query.from)) : new Date(0);
-  const to = ctx.query.to ? new Date(String(ctx.query.to)) : clock.now();
-  if (from.getTime() >= to.getTime()) {
-    throw new DomainError('bad_request', 'from must be before to', [{ field: 'query.from', message: 'must be before to' }]);
-  }
-  try {
-    return await buildStatement(knex, { merchantId, currency: String(ctx.query.currency), from, to });
-  } catch (err) {
-    if (err instanceof StatementTooLong) throw new DomainError('bad_request', err.message, [{ field: 'query.from', message: err.message }]);
-    throw err;
-  }
-}
-
 /** One audit at a time per process: a second request waits for the first, then runs its own. */
 let auditQueue: Promise<unknown> = Promise.resolve();
 
@@ -122,17 +105,8 @@ export const operationsModule: ApiModule = {
       get: {
         ...admin, operationId: 'adminWalletStatement', summary: 'A wallet statement: every movement in a period, opening and closing balances',
         description: 'Period [from, to) by movement time; from defaults to the beginning, to to now. format=csv answers text/csv.',
-        parameters: [
-          idParam('merchant_id'),
-          { name: 'currency', in: 'query', required: true, schema: ref('Currency') },
-          { name: 'from', in: 'query', schema: { type: 'string', format: 'date-time' } },
-          { name: 'to', in: 'query', schema: { type: 'string', format: 'date-time' } },
-          { name: 'format', in: 'query', schema: { type: 'string', enum: ['json', 'csv'], default: 'json' } },
-        ],
-        responses: {
-          200: { description: 'The statement', content: { 'application/json': { schema: ref('Statement') }, 'text/csv': { schema: { type: 'string' } } } },
-          400: errors[400], 401: errors[401], 404: errors[404],
-        },
+        parameters: [idParam('merchant_id'), ...statementParams],
+        responses: { 200: statementResponse, 400: errors[400], 401: errors[401], 404: errors[404] },
       },
     },
     '/admin/projections': {
@@ -175,12 +149,9 @@ export const operationsModule: ApiModule = {
       return { status: 200, body: report };
     },
     adminWalletStatement: async (ctx) => {
-      const st = await statement(ctx);
-      if (ctx.query.format === 'csv') {
-        const name = `statement-${st.merchant_id}-${st.currency}-${st.from.slice(0, 10)}-${st.to.slice(0, 10)}.csv`;
-        return { status: 200, text: statementCsv(st), contentType: 'text/csv; charset=utf-8', headers: { 'Content-Disposition': `attachment; filename="${name}"` } };
-      }
-      return { status: 200, body: st };
+      const merchantId = ctx.params.merchant_id!;
+      if (!(await ctx.services.knex('merchants').where({ id: merchantId }).first('id'))) throw new DomainError('not_found', 'Merchant not found');
+      return answerStatement(ctx, merchantId);
     },
     adminProjectionStatus: async (ctx) => {
       const s = ctx.services;

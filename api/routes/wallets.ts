@@ -1,7 +1,11 @@
 // Wallets: GET /wallets (merchant) and sandbox funding by the operator (CONTRACT.md §2, §4).
 import type { ApiModule, Ctx } from '../module.ts';
-import { body, errors, idParam, json, ref } from '../openapi/common.ts';
+import { body, errors, idParam, json, listOf, listParams, ref } from '../openapi/common.ts';
 import { topUp } from '../../commands/wallets.ts';
+import { listRequest } from '../../projections/pagination.ts';
+import { balancesAsOf, walletTransactions } from '../../projections/wallet-history.ts';
+import { SETTLE_MS } from '../../projections/statements.ts';
+import { awaitEverythingCommitted } from '../middleware/read-your-writes.ts';
 import { validKey } from '../../commands/idempotency.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { Currency } from '../../domain/catalogue.ts';
@@ -29,14 +33,94 @@ function topUpKey(ctx: Ctx): string | undefined {
   return key;
 }
 
+const asOfParam = {
+  name: 'as_of', in: 'query', schema: { type: 'string', format: 'date-time' },
+  description: 'The balances as they stood at this instant: after every movement before it (at < as_of). Not in the future (400).',
+};
+
+/** The wallet's movements: the list parameters every list shares, less the filters a movement has not. */
+const transactionParams = [
+  { name: 'currency', in: 'path', required: true, schema: ref('Currency'), 'x-malformed': 'bad_request' },
+  ...listParams.filter((p) => p.name !== 'status' && p.name !== 'customer_id'),
+];
+
+const schemas = {
+  WalletTransaction: {
+    type: 'object',
+    required: ['id', 'at', 'movement', 'reference', 'available_delta', 'reserved_delta', 'fee', 'available_balance', 'reserved_balance'],
+    properties: {
+      id: { ...ref('Uuid'), description: 'The movement (the ledger event) id' },
+      at: { ...ref('DateTime'), description: 'When the ledger recorded it; a wallet\'s movements never go back in time' },
+      movement: { type: 'string', description: 'top_up, hold, post (paid out), release, credit (collected), or a kind added later: treat unknown ones generically' },
+      reference: {
+        type: 'object', required: ['type', 'id'],
+        properties: { type: { type: 'string', description: 'What caused it: top_up, payin, payout, transfer, refund…' }, id: { type: 'string' } },
+      },
+      available_delta: { type: 'string', pattern: '^-?[0-9]+$', description: 'Signed change of available (whole francs)' },
+      reserved_delta: { type: 'string', pattern: '^-?[0-9]+$', description: 'Signed change of reserved (whole francs)' },
+      fee: { type: 'string', pattern: '^[0-9]+$', description: 'The platform\'s fee taken in this movement (0 when none)' },
+      available_balance: { type: 'string', pattern: '^[0-9]+$', description: 'available right after it' },
+      reserved_balance: { type: 'string', pattern: '^[0-9]+$', description: 'reserved right after it' },
+    },
+  },
+};
+
+const walletList = {
+  type: 'object', required: ['data'],
+  properties: {
+    data: { type: 'array', items: ref('Wallet') },
+    as_of: { ...ref('DateTime'), description: 'With as_of: the instant asked (updated_at is then the time of the last movement before it)' },
+    settled: { type: 'boolean', description: 'With as_of: the instant is more than a minute old, so the answer no longer changes' },
+  },
+};
+
+/**
+ * The balances as of an instant (CONTRACT.md §13): each currency's as its last movement before it
+ * left them (projections/wallet-history.ts, the statements' own opening), after the read models
+ * caught up with every commit before the request.
+ */
+async function walletsAsOf(ctx: Ctx, raw: string) {
+  const { knex, clock } = ctx.services;
+  const asOf = new Date(raw);
+  const now = clock.now();
+  if (asOf.getTime() > now.getTime()) {
+    throw new DomainError('bad_request', 'as_of is in the future', [{ field: 'query.as_of', message: 'must not be in the future' }]);
+  }
+  const merchant = (await knex('merchants').where({ id: ctx.merchantId }).first('created_at')) as { created_at: Date | string };
+  const opened = new Date(merchant.created_at);
+  const settled = asOf.getTime() <= now.getTime() - SETTLE_MS;
+  if (asOf.getTime() < opened.getTime()) return { data: [], as_of: asOf.toISOString(), settled };
+  await awaitEverythingCommitted(ctx.services);
+  const data = [];
+  for (const currency of CURRENCIES) {
+    const b = await balancesAsOf(knex, ctx.merchantId, currency, asOf);
+    data.push({ currency, available: b.available, reserved: b.reserved, updated_at: b.since ?? opened.toISOString() });
+  }
+  return { data, as_of: asOf.toISOString(), settled };
+}
+
 export const walletsModule: ApiModule = {
+  schemas,
   paths: {
     '/wallets': {
       get: {
         'x-auth': 'merchant', tags: ['Wallets'], operationId: 'listWallets',
-        description: 'One entry per currency (XAF, XOF): available is spendable; reserved is held for payouts and transfers in flight.',
-        summary: 'Balances per currency: available (spendable) and reserved (held for payouts and transfers in flight)',
-        responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('Wallet') } } }), 401: errors[401] },
+        description: 'One entry per currency (XAF, XOF): available is spendable; reserved is held for payouts and transfers in flight. '
+          + 'With `as_of`, the balances as they stood then, from the ledger (the opening balances of a statement from that instant); '
+          + 'before the account was opened, no wallets (`data: []`).',
+        summary: 'Balances per currency: available (spendable) and reserved (held for payouts and transfers in flight), now or as of an instant',
+        parameters: [asOfParam],
+        responses: { 200: json(walletList), 400: errors[400], 401: errors[401] },
+      },
+    },
+    '/wallets/{currency}/transactions': {
+      get: {
+        'x-auth': 'merchant', tags: ['Wallets'], operationId: 'listWalletTransactions',
+        summary: 'A wallet\'s movements, newest first, each with its effect and the balances after it',
+        description: 'Every movement of your wallet in that currency (XAF or XOF): top-ups, holds, payouts paid, releases, collections. '
+          + 'created_from and created_to filter on `at` (inclusive). A wallet nothing has moved yet answers an empty list.',
+        parameters: transactionParams,
+        responses: { 200: json(listOf(ref('WalletTransaction'))), 400: errors[400], 401: errors[401] },
       },
     },
     '/admin/merchants/{merchant_id}/wallets/{currency}/top-ups': {
@@ -57,6 +141,7 @@ export const walletsModule: ApiModule = {
   },
   handlers: {
     listWallets: async (ctx: Ctx) => {
+      if (ctx.query.as_of !== undefined) return { status: 200, body: await walletsAsOf(ctx, String(ctx.query.as_of)) };
       const { knex } = ctx.services;
       const rows = (await knex('wallets').where({ merchant_id: ctx.merchantId })
         .select('currency', knex.raw('available::text AS available'), knex.raw('reserved::text AS reserved'), 'updated_at')) as WalletRow[];
@@ -69,6 +154,11 @@ export const walletsModule: ApiModule = {
           : { currency, available: '0', reserved: '0', updated_at: new Date(merchant.created_at).toISOString() };
       });
       return { status: 200, body: { data } };
+    },
+    listWalletTransactions: async (ctx: Ctx) => {
+      await awaitEverythingCommitted(ctx.services);
+      const page = await walletTransactions(ctx.services.knex, ctx.merchantId, ctx.params.currency!, listRequest(ctx.query));
+      return { status: 200, body: page };
     },
     adminTopUpWallet: async (ctx: Ctx) => {
       const key = topUpKey(ctx);

@@ -150,6 +150,18 @@ export const operationExamples: Record<string, OperationExample> = {
   getTransferEvents: { response: x.eventHistory },
   relaunchTransferPayout: { request: { recipient: x.transferRelaunched.recipient }, response: x.transferRelaunched },
   listWallets: { response: x.wallets },
+  listWalletTransactions: {
+    // The statement's movements as the wallet's list shows them: newest first.
+    response: {
+      data: [...x.statement.lines].reverse().slice(0, 2).map((l) => ({
+        id: l.event_id, at: l.at, movement: l.movement, reference: { type: l.reference_type, id: l.reference_id },
+        available_delta: l.available_delta, reserved_delta: l.reserved_delta, fee: l.fee,
+        available_balance: l.available_balance, reserved_balance: l.reserved_balance,
+      })),
+      has_more: true, next_cursor: 'WyIyMDI2LTExLTI2IDA0OjI5OjE1Ljg2KzAwIiwxM10',
+    },
+  },
+  getStatement: { response: x.statement },
   // Merchant: webhook events.
   listEvents: { response: list(webhookEvent) },
   getEvent: { response: webhookEvent },

@@ -1223,6 +1223,7 @@ export const statement = {
   closing: { available: '77295', reserved: '0' },
   totals: { movements: 14, available_delta: '77295', reserved_delta: '0', fees: '205' },
   reconciled: true,
+  settled: false,
   lines: [
     {
       position: '4',
