@@ -4,6 +4,7 @@ import type { Projection } from '../projections/projection.ts';
 import type { Worker } from '../workers/worker.ts';
 import { adminMerchants } from '../api/routes/admin-merchants.ts';
 import { operatorsModule } from '../api/routes/operators.ts';
+import { adminOperators } from '../api/routes/admin-operators.ts';
 import { customersModule } from '../api/routes/customers.ts';
 import { merchantsProjection } from '../projections/merchants.ts';
 import { customersProjection } from '../projections/customers.ts';
@@ -11,6 +12,7 @@ import { makeEventForwarder } from '../workers/event-forwarder.ts';
 import { quotesModule } from '../api/routes/quotes.ts';
 import { payinsModule } from '../api/routes/payins.ts';
 import { payoutsModule } from '../api/routes/payouts.ts';
+import { refundsModule } from '../api/routes/refunds.ts';
 import { walletsModule } from '../api/routes/wallets.ts';
 import { statementsModule } from '../api/routes/statements.ts';
 import { providerCallbacksModule } from '../api/routes/provider-callbacks.ts';
@@ -18,9 +20,12 @@ import { moneyProjection } from '../projections/money.ts';
 import { walletMovementsProjection } from '../projections/wallet-movements.ts';
 import { providerGateway } from '../workers/provider-gateway.ts';
 import { eventsModule } from '../api/routes/events.ts';
+import { webhookEndpointsModule } from '../api/routes/webhook-endpoints.ts';
+import { eventStreamModule } from '../api/routes/event-stream.ts';
 import { webhookWorker } from '../workers/webhooks/index.ts';
 import { transfersModule } from '../api/routes/transfers.ts';
 import { transfersProjection } from '../projections/transfers.ts';
+import { refundsProjection } from '../projections/refunds.ts';
 import { transferSaga } from '../workers/transfer-saga.ts';
 import { historyModule } from '../api/routes/history.ts';
 import { operationsModule } from '../api/routes/operations.ts';
@@ -33,16 +38,21 @@ import { dashboardUsersModule } from '../api/routes/dashboard-users.ts';
 
 export const apiModules: ApiModule[] = [
   adminMerchants,
+  adminOperators,
   operatorsModule,
   customersModule,
   kycModule,
   quotesModule,
   payinsModule,
   payoutsModule,
+  refundsModule,
   walletsModule,
   statementsModule,
   providerCallbacksModule,
+  // Before eventsModule: /events/stream must not be taken for /events/{event_id}.
+  eventStreamModule,
   eventsModule,
+  webhookEndpointsModule,
   transfersModule,
   historyModule,
   operationsModule,
@@ -55,6 +65,7 @@ export const projections: Projection[] = [
   kycProjection,
   moneyProjection,
   transfersProjection,
+  refundsProjection,
   walletMovementsProjection,
 ];
 

@@ -7,6 +7,7 @@ import { recordPayoutSubmission, settlePayout } from './payouts.ts';
 import { streams } from './streams.ts';
 import type { LegOwner } from './legs.ts';
 import { transferLegOwner } from './transfer-legs.ts';
+import { refundLegOwner } from './refunds.ts';
 
 /** A payin's collection: reference = payin id; the payer is collected send_amount. */
 export const payinLegOwner: LegOwner = {
@@ -50,4 +51,5 @@ export const legOwners: LegOwner[] = [
   payinLegOwner,
   payoutLegOwner,
   transferLegOwner,
+  refundLegOwner,
 ];

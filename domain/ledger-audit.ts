@@ -18,10 +18,14 @@
 //                          one never; a payout's hold is posted iff it completed, released iff it
 //                          failed; a transfer's collection is credited iff collected, each
 //                          disbursement hold is posted iff that attempt completed …);
+//                          a refund's hold is posted iff it completed, released iff it failed, its
+//                          payin records its claim alike, and no payin is refunded beyond send_amount;
 //  - `orphan_movement`     no movement names a payment or transfer that does not exist.
 import type { DomainEvent } from './decider.ts';
 import { payinDecider, type PayinState } from './payin.ts';
 import { payoutDecider, type PayoutState } from './payout.ts';
+import { refundDecider, type RefundState } from './refund.ts';
+import { refundableOf } from './payin-refunds.ts';
 import { transferDecider, collectionReference, payoutReference, type TransferState } from './transfer.ts';
 import { accounts, type Posting, type WalletEvent } from './wallet.ts';
 
@@ -140,6 +144,7 @@ export class LedgerAudit {
   private readonly payins = new Map<string, Folded<PayinState>>();
   private readonly payouts = new Map<string, Folded<PayoutState>>();
   private readonly transfers = new Map<string, Folded<TransferState>>();
+  private readonly refunds = new Map<string, Folded<RefundState>>();
   /** Movements by the payment they name (reference type:id), to find orphans. */
   private readonly referenced = new Map<string, { stream: string; position: string }>();
 
@@ -167,6 +172,7 @@ export class LedgerAudit {
     else if (e.streamId.startsWith('payin-')) this.evolve(this.payins, payinDecider, e.streamId.slice(6), ev);
     else if (e.streamId.startsWith('payout-')) this.evolve(this.payouts, payoutDecider, e.streamId.slice(7), ev);
     else if (e.streamId.startsWith('transfer-')) this.evolve(this.transfers, transferDecider, e.streamId.slice(9), ev);
+    else if (e.streamId.startsWith('refund-')) this.evolve(this.refunds, refundDecider, e.streamId.slice(7), ev);
   }
 
   private evolve<S>(m: Map<string, Folded<S>>, decider: AnyDecider<S>, id: string, e: DomainEvent): void {
@@ -408,9 +414,11 @@ export class LedgerAudit {
     this.reportBroken(this.payins, 'payin');
     this.reportBroken(this.payouts, 'payout');
     this.reportBroken(this.transfers, 'transfer');
+    this.reportBroken(this.refunds, 'refund');
     this.checkPayins();
     this.checkPayouts();
     this.checkTransfers();
+    this.checkRefunds();
     this.checkOrphans();
     const currencies = this.checkConservation();
     const counts = Object.fromEntries(LEDGER_CHECKS.map((c) => [c, this.counts.get(c) ?? 0])) as Record<LedgerCheck, number>;
@@ -471,6 +479,34 @@ export class LedgerAudit {
     }
   }
 
+  /**
+   * payment_money: a refund's hold posted iff it completed, released iff it failed; its payin
+   * records its claim for the same amount and outcome; no payin refunded beyond its send_amount.
+   */
+  private checkRefunds(): void {
+    for (const [id, { state, broken }] of this.refunds) {
+      const d = state.created;
+      if (!d || broken) continue;
+      this.expectHold('refund', id, d.hold_id, {
+        amount: BigInt(d.amount), currency: d.currency,
+        settled: state.status === 'completed' ? 'posted' : state.status === 'failed' ? 'released' : 'none',
+      });
+      const claim = this.payins.get(d.payin_id)?.state.refunds.find((c) => c.refund_id === id);
+      const expected = state.status === 'completed' || state.status === 'failed' ? state.status : 'open';
+      if (!claim || claim.amount !== d.amount || claim.status !== expected) {
+        this.find({
+          check: 'payment_money', stream: `refund-${id}`,
+          message: `refund ${id} (${d.amount}, ${state.status}): its payin ${d.payin_id} records ${claim ? `${claim.amount}, ${claim.status}` : 'no claim'}`,
+        });
+      }
+    }
+    for (const [id, { state, broken }] of this.payins) {
+      if (!broken && state.created && refundableOf(state) < 0n) {
+        this.find({ check: 'payment_money', message: `payin ${id}: refunds beyond its send_amount ${state.created.send_amount}`, stream: `payin-${id}` });
+      }
+    }
+  }
+
   /** orphan_movement: every payment a movement names exists. */
   private checkOrphans(): void {
     for (const [key, where] of this.referenced) {
@@ -478,6 +514,7 @@ export class LedgerAudit {
       const known = type === 'payin' ? this.payins.get(id)?.state.created
         : type === 'payout' ? this.payouts.get(id)?.state.created
           : type === 'transfer' ? this.transfers.get(id)?.state.created
+            : type === 'refund' ? this.refunds.get(id)?.state.created
             : undefined;
       if (!known) this.find({ check: 'orphan_movement', message: `a movement names ${type} ${id}, which does not exist`, ...where });
     }

@@ -2,13 +2,16 @@
 // created → pending (same append as the create: the collection is handed to the provider gateway)
 // → completed | failed, once, from the provider's outcome (the lifecycle payouts share:
 // payment-lifecycle.ts). The OTP never enters an event: only whether one was required (the sealed
-// OTP waits in the gateway's vault, see workers/provider-gateway.ts).
+// OTP waits in the gateway's vault, see workers/provider-gateway.ts). Once completed, its refunds
+// claim its refundable amount on this stream (payin-refunds.ts).
 import { DomainError } from './errors.ts';
 import { unreachable, type CommandDecider } from './decider.ts';
 import { operator } from './catalogue.ts';
 import type { QuoteCreated } from './quote-pricing.ts';
+import { requireAvailable, type OperatorAvailabilities } from './operator-availability.ts';
 import { checkParty, type RailParty } from './payment.ts';
 import { asQuoted, paymentLifecycle, type PaymentEvent, type PaymentCreated, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
+import { decideRefundOnPayin, evolveRefunds, isPayinRefundEvent, type PayinRefundCommand, type PayinRefundEvent, type RefundClaim } from './payin-refunds.ts';
 
 export interface PayinCreated extends PaymentCreated {
   payin_id: string;
@@ -19,8 +22,12 @@ export interface PayinCreated extends PaymentCreated {
   otp_supplied: boolean;
 }
 
-export type PayinEvent = PaymentEvent<'payin', PayinCreated>;
-export type PayinState = PaymentState<PayinCreated>;
+/** The lifecycle's events, and once completed its refunds' claims (payin-refunds.ts). */
+export type PayinEvent = PaymentEvent<'payin', PayinCreated> | PayinRefundEvent;
+export type PayinState = PaymentState<PayinCreated> & {
+  /** Each refund's claim on the payin, in order (payin-refunds.ts). */
+  refunds: RefundClaim[];
+};
 
 export interface CreatePayin {
   payinId: string;
@@ -32,20 +39,23 @@ export interface CreatePayin {
   /** Whether an OTP was given (the OTP itself never reaches the domain: it is sealed in the vault). */
   otpSupplied: boolean;
   metadata: Record<string, string>;
+  /** The quoted operator's availability as read with this create (closed for the flow: refused). */
+  availability: OperatorAvailabilities;
   at: string;
 }
 
 /** What may be asked of a payin, each a plain value. */
-export type PayinCommand = { type: 'CreatePayin'; data: CreatePayin } | PaymentLifecycleCommand;
+export type PayinCommand = { type: 'CreatePayin'; data: CreatePayin } | PaymentLifecycleCommand | PayinRefundCommand;
 
 const lifecycle = paymentLifecycle<'payin', PayinCreated>('payin');
 
 /**
- * The payin's own create rules, on the quote it consumes: the source must match the quote (party
- * check), and an operator that collects with a one-time password needs one.
+ * The payin's own create rules, on the quote it consumes: the operator must not be closed for
+ * payins, the source must match the quote (party check), and an operator that collects with a one-time password needs one.
  */
 function decideCreated(c: CreatePayin): PayinCreated {
   const q = c.quote;
+  requireAvailable(c.availability, [{ operatorCode: q.operator_code, flow: 'payin', field: 'source.operator_code' }]);
   const source = checkParty(c.source, q, 'source');
   const otpRequired = operator(q.operator_code)!.requiresOtp;
   if (otpRequired && !c.otpSupplied) {
@@ -58,8 +68,8 @@ function decideCreated(c: CreatePayin): PayinCreated {
 }
 
 export const payinDecider: CommandDecider<PayinState, PayinEvent, PayinCommand> = {
-  initialState: lifecycle.initialState,
-  evolve: lifecycle.evolve,
+  initialState: () => ({ ...lifecycle.initialState(), refunds: [] }),
+  evolve: (s, e) => (isPayinRefundEvent(e) ? { ...s, refunds: evolveRefunds(s.refunds, e) } : { ...lifecycle.evolve(s, e), refunds: s.refunds }),
   decide(command, state) {
     switch (command.type) {
       case 'CreatePayin': {
@@ -69,6 +79,9 @@ export const payinDecider: CommandDecider<PayinState, PayinEvent, PayinCommand> 
       case 'RecordSubmission':
       case 'Settle':
         return lifecycle.decideLifecycle(command, state);
+      case 'ClaimRefund':
+      case 'SettleRefund':
+        return decideRefundOnPayin(command, state);
       default:
         return unreachable(command);
     }

@@ -7,7 +7,7 @@ import { unreachable, type DomainEvent } from './decider.ts';
 import type { QuoteCreated, QuotePricing } from './quote-pricing.ts';
 import type { LegOutcome, PaymentLifecycle, PaymentStatus, WalletImpact } from './payment.ts';
 
-type PaymentKind = 'payin' | 'payout';
+type PaymentKind = 'payin' | 'payout' | 'refund';
 
 /** Each step's event data; `created` is the kind's own. */
 interface StepData<Created> {

@@ -42,7 +42,7 @@ export const accounts = {
 
 /** What caused a movement: the payment, transfer leg or top-up it belongs to. */
 export interface MovementRef {
-  type: 'top_up' | 'payin' | 'payout' | 'transfer';
+  type: 'top_up' | 'payin' | 'payout' | 'transfer' | 'refund';
   id: string;
 }
 

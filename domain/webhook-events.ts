@@ -14,5 +14,8 @@ export const SEED_WEBHOOK_EVENTS = {
   ],
 } as const;
 
-/** Every event name by its `data.type`: the seed's, and `webhook.test` (`test`). */
-export const WEBHOOK_EVENTS_BY_TYPE: Record<string, readonly string[]> = { ...SEED_WEBHOOK_EVENTS, test: [WEBHOOK_TEST_EVENT] };
+/** Beyond the seed: refunds (CONTRACT §9). */
+export const REFUND_WEBHOOK_EVENTS = ['refund.completed', 'refund.failed'] as const;
+
+/** Every event name by its `data.type`: the seed's, refunds', and `webhook.test` (`test`). */
+export const WEBHOOK_EVENTS_BY_TYPE: Record<string, readonly string[]> = { ...SEED_WEBHOOK_EVENTS, refund: REFUND_WEBHOOK_EVENTS, test: [WEBHOOK_TEST_EVENT] };

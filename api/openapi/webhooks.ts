@@ -6,7 +6,7 @@ import { ref } from './common.ts';
 import { webhookExamples } from './examples/operations.ts';
 
 /** The component schema of `data.object` per `data.type`. */
-const OBJECT_SCHEMA: Record<string, string> = { payin: 'Payin', payout: 'Payout', transfer: 'Transfer', test: 'WebhookTestObject' };
+const OBJECT_SCHEMA: Record<string, string> = { payin: 'Payin', payout: 'Payout', transfer: 'Transfer', refund: 'Refund', test: 'WebhookTestObject' };
 
 const envelopeName = (type: string) => `WebhookEnvelope${type[0]!.toUpperCase()}${type.slice(1)}`;
 const operationName = (event: string) => `on${event.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`;

@@ -50,7 +50,7 @@ export const moneySchemas = {
       'id', 'merchant_id', 'customer_id', 'flow_type', 'status', 'expires_at', 'send_amount', 'send_currency', 'receive_amount',
       'receive_currency', 'total_fee', 'fx_rate', 'country_code', 'operator_code', 'rail_type', 'corridor_code', 'corridor_type',
       'payer_operator_code', 'recipient_operator_code', 'payin_amount', 'payin_currency', 'payout_amount', 'payout_currency',
-      'pricing', 'wallet_impact', 'consumed_by', 'consumed_at', 'created_at',
+      'pricing', 'wallet_impact', 'operator_availability', 'consumed_by', 'consumed_at', 'created_at',
     ],
     properties: {
       id: ref('Uuid'), merchant_id: ref('Uuid'), customer_id: nullable(ref('Uuid')),
@@ -65,6 +65,12 @@ export const moneySchemas = {
       payin_amount: nullable(amount), payin_currency: nullable(ref('Currency')),
       payout_amount: nullable(amount), payout_currency: nullable(ref('Currency')),
       pricing: ref('QuotePricing'), wallet_impact: ref('WalletImpact'),
+      operator_availability: {
+        type: 'string', enum: ['operational', 'delayed'],
+        description: 'The availability of the operators this quote uses when it was made (CONTRACT §14): `delayed` when one is ' +
+          '(a transfer: the payer\'s operator for payins or the recipient\'s for payouts), else `operational`. A delayed ' +
+          'operator accepts payments that may settle late; a closed one refuses the quote (400 operator_unavailable).',
+      },
       consumed_by: nullable({ type: 'object', required: ['type', 'id'], properties: { type: { type: 'string', enum: ['payin', 'payout', 'transfer'] }, id: ref('Uuid') } }),
       consumed_at: nullable(ref('DateTime')),
       created_at: ref('DateTime'), _meta: ref('Meta'),
@@ -76,10 +82,12 @@ export const moneySchemas = {
       'A collection from a payer. Status: `created` → `pending` (create answers pending) → `completed` | `failed`; ' +
       'history lists each status with its reason (failures carry the provider\'s reason, e.g. INSUFFICIENT_FUNDS). ' +
       'The one-time password is never returned.',
-    required: [...alwaysPresent(paymentProperties), 'source'],
+    required: [...alwaysPresent(paymentProperties), 'source', 'refunded_amount', 'refund_ids'],
     properties: {
       ...paymentProperties,
       source: ref('RailParty'),
+      refunded_amount: { ...amount, description: 'The sum of its completed refunds ("0" when none): see Refunds' },
+      refund_ids: { type: 'array', items: ref('Uuid'), description: 'Every refund of this payin, oldest first, whatever its status' },
     },
   },
   Payout: {

@@ -6,6 +6,7 @@
 //                 in 999), disbursements `RECIPIENT_NOT_FOUND`
 //   ends in 98  → the leg stays pending for ever (only a callback settles it)
 //   otherwise   → the leg completes
+// A refund leg goes by its amount instead (refundPlan): ends in 99 fails, 98 stays pending, else completes.
 // A collection with OTP `000000` fails `INVALID_OTP`; one on an OTP operator without an OTP fails
 // `OTP_REQUIRED`. Every leg settles `settleMs` after it was initiated, when its status is asked.
 //
@@ -36,6 +37,7 @@ interface Row {
 }
 
 function plan(leg: InitiateLeg): { planned: Row['planned']; reason: string | null } {
+  if (leg.kind === 'refund') return refundPlan(leg.amount);
   if (leg.kind === 'collection') {
     if (operator(leg.operatorCode)?.requiresOtp && !leg.otp) return { planned: 'failed', reason: 'OTP_REQUIRED' };
     if (leg.otp === INVALID_OTP) return { planned: 'failed', reason: 'INVALID_OTP' };
@@ -45,6 +47,17 @@ function plan(leg: InitiateLeg): { planned: Row['planned']; reason: string | nul
     return { planned: 'failed', reason: leg.phone.endsWith('999') ? 'PAYER_NOT_FOUND' : 'INSUFFICIENT_FUNDS' };
   }
   if (leg.phone.endsWith('98')) return { planned: 'stuck', reason: null };
+  return { planned: 'completed', reason: null };
+}
+
+/**
+ * A refund leg is settled by its amount (CONTRACT §9), not its phone: the payer's phone cannot
+ * choose it (a payin from a phone ending in 98 or 99 never completes, so is never refunded).
+ */
+function refundPlan(amount: bigint): { planned: Row['planned']; reason: string | null } {
+  const last = amount % 100n;
+  if (last === 99n) return { planned: 'failed', reason: 'REFUND_REJECTED' };
+  if (last === 98n) return { planned: 'stuck', reason: null };
   return { planned: 'completed', reason: null };
 }
 

@@ -2,7 +2,8 @@
 // The provider gateway (workers/provider-gateway.ts) is the only caller: it initiates legs, asks
 // their status on a durable schedule, and feeds verified callbacks into the same completion path.
 
-export type LegKind = 'collection' | 'disbursement';
+/** `refund`: money of a completed collection given back to its payer (CONTRACT §9). */
+export type LegKind = 'collection' | 'disbursement' | 'refund';
 
 export interface InitiateLeg {
   /**

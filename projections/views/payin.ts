@@ -2,10 +2,17 @@
 // snapshots all use this one function, so they never drift. Never any OTP or secret.
 import { invariant } from '../../domain/errors.ts';
 import type { PayinState } from '../../domain/payin.ts';
+import { refundedOf } from '../../domain/payin-refunds.ts';
+import { formatMoney } from '../../domain/money.ts';
 import { renderPayment } from './payment-common.ts';
 
 export function renderPayin(state: PayinState): Record<string, unknown> {
   invariant(state.exists && state.created, 'rendering a payin that does not exist');
   const c = state.created;
-  return renderPayment(c.payin_id, c, state, { source: c.source });
+  return {
+    ...renderPayment(c.payin_id, c, state, { source: c.source }),
+    // Its refunds (CONTRACT §9): the sum of the completed ones, and every refund's id in order.
+    refunded_amount: formatMoney(refundedOf(state.refunds ?? [])),
+    refund_ids: (state.refunds ?? []).map((r) => r.refund_id),
+  };
 }

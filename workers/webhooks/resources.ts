@@ -13,7 +13,9 @@ import { renderPayout } from '../../projections/views/payout.ts';
 import { transferDecider } from '../../domain/transfer.ts';
 import { renderTransfer } from '../../projections/views/transfer.ts';
 import { renderWebhookTest, webhookTestDecider, WEBHOOK_TEST_EVENT } from '../../domain/webhook-test.ts';
-import { SEED_WEBHOOK_EVENTS } from '../../domain/webhook-events.ts';
+import { REFUND_WEBHOOK_EVENTS, SEED_WEBHOOK_EVENTS } from '../../domain/webhook-events.ts';
+import { refundDecider } from '../../domain/refund.ts';
+import { renderRefund } from '../../projections/views/refund.ts';
 
 export interface WebhookResource<S = any> {
   /** Stream id prefix, with its dash: `payin-`. The resource id is the rest of the stream id. */
@@ -44,6 +46,8 @@ const resources: WebhookResource[] = [
   webhookResource({ streamPrefix: 'payin-', type: 'payin', events: SEED_WEBHOOK_EVENTS.payin, decider: payinDecider, render: renderPayin }),
   webhookResource({ streamPrefix: 'payout-', type: 'payout', events: SEED_WEBHOOK_EVENTS.payout, decider: payoutDecider, render: renderPayout }),
   webhookResource({ streamPrefix: 'transfer-', type: 'transfer', events: SEED_WEBHOOK_EVENTS.transfer, decider: transferDecider, render: renderTransfer }),
+  // Refunds (CONTRACT §9): beyond the seed's events.
+  webhookResource({ streamPrefix: 'refund-', type: 'refund', events: REFUND_WEBHOOK_EVENTS, decider: refundDecider, render: renderRefund }),
   // "Send test event" from the dashboard (domain/webhook-test.ts): beyond the seed's events.
   webhookResource({ streamPrefix: 'webhook_test-', type: 'test', events: [WEBHOOK_TEST_EVENT], decider: webhookTestDecider, render: renderWebhookTest }),
 ];

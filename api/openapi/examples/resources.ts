@@ -238,6 +238,7 @@ export const payinQuote = {
       },
     ],
   },
+  operator_availability: 'operational',
   consumed_by: null,
   consumed_at: null,
   created_at: '2026-11-26T04:29:15.904Z',
@@ -303,6 +304,7 @@ export const payoutQuote = {
       },
     ],
   },
+  operator_availability: 'operational',
   consumed_by: null,
   consumed_at: null,
   created_at: '2026-11-26T04:29:16.002Z',
@@ -382,6 +384,7 @@ export const transferQuote = {
       },
     ],
   },
+  operator_availability: 'operational',
   consumed_by: null,
   consumed_at: null,
   created_at: '2026-11-26T04:29:16.103Z',
@@ -436,6 +439,8 @@ export const payinCreated = {
   updated_at: '2026-11-26T04:29:15.927Z',
   completed_at: null,
   failed_at: null,
+  refunded_amount: '0',
+  refund_ids: [],
   _meta: { idempotency_key: '92bb6e7735ca6d18', idempotency_replayed: false },
 };
 
@@ -488,6 +493,8 @@ export const payin = {
   receive_amount: '4925',
   receive_currency: 'XAF',
   provider_reference: 'SBX-1CFAE7D2C7893830',
+  refunded_amount: '0',
+  refund_ids: [],
 };
 
 export const payoutCreated = {
@@ -1109,7 +1116,7 @@ export const operators = {
       max_amount: '1000000',
       requires_otp: false,
       kyc_required: false,
-      availability: 'available',
+      availability: { payin: 'operational', payout: 'operational' },
     },
     {
       operator_code: 'CM_ORANGE_MOMO',
@@ -1122,7 +1129,7 @@ export const operators = {
       max_amount: '1000000',
       requires_otp: false,
       kyc_required: false,
-      availability: 'available',
+      availability: { payin: 'operational', payout: 'delayed' },
     },
   ],
 };
