@@ -18,6 +18,7 @@ import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
 import { requireCustomer } from './lookups.ts';
 import { created, createdEarlier, existing, type Created } from './created.ts';
 import { withSealedOtp } from './sealed-otp.ts';
+import { readAvailabilities } from './operator-availability.ts';
 
 export interface CreatePayin {
   payinId: string;
@@ -52,7 +53,7 @@ export async function createPayin(s: Services, c: CreatePayin, meta: EventMetada
         type: 'CreatePayin',
         data: {
           payinId: c.payinId, merchantId: c.merchantId, customerId: c.customerId, quote: quote.state.quote!, source: c.source,
-          otpSupplied: c.otp !== undefined, metadata: c.metadata, at,
+          otpSupplied: c.otp !== undefined, metadata: c.metadata, availability: await readAvailabilities(tx, [quote.state.quote?.operator_code]), at,
         },
       }, payin.state);
       // Any OTP given goes to the provider (sealed until then), also where the operator needs none.

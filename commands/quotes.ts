@@ -7,6 +7,7 @@ import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { created, createdEarlier, existing, type Created } from './created.ts';
 import { readMerchant, requireCustomer } from './lookups.ts';
+import { readAvailabilities } from './operator-availability.ts';
 
 /**
  * Creates the quote `quoteId` (the idempotency claim's resource id); when its stream exists already
@@ -25,10 +26,13 @@ export async function createQuote(
   const { result, append } = await s.aggregates.transact([streamId], async (tx) => {
     // Priced on the merchant's routing and pricing as they are when the quote commits.
     const merchant = await readMerchant(tx, c.merchantId);
+    // ...and on its operators' availability as it is then (closed: refused, delayed: said on the quote).
+    const r = c.request;
+    const availability = await readAvailabilities(tx, r.flow === 'transfer' ? [r.payerOperatorCode, r.recipientOperatorCode] : [r.operatorCode]);
     const command: Q.QuoteCommand = {
       type: 'CreateQuote',
       data: {
-        quoteId: c.quoteId, merchantId: c.merchantId, customerId: c.customerId, routing: merchant.routing, pricing: merchant.pricing,
+        quoteId: c.quoteId, merchantId: c.merchantId, customerId: c.customerId, routing: merchant.routing, pricing: merchant.pricing, availability,
         at: now.toISOString(), expiresAt: new Date(now.getTime() + s.config.quoteTtlSeconds * 1000).toISOString(), ...c.request,
       },
     };

@@ -19,6 +19,7 @@ import { kycGate, requireCustomer } from './lookups.ts';
 import { created, createdEarlier, existing, type Created } from './created.ts';
 import { withSealedOtp } from './sealed-otp.ts';
 import { withWalletEffects } from './transfer-wallets.ts';
+import { readAvailabilities } from './operator-availability.ts';
 
 export interface CreateTransfer {
   transferId: string;
@@ -69,7 +70,7 @@ async function decideCreate(s: Services, tx: AttemptLoader, c: CreateTransfer, s
       payer: c.payer, recipient: c.recipient, otpSupplied: c.otp !== undefined,
       kyc: await kycGate(s, c.merchantId, c.customerId, q.recipient_operator_code!),
       paymentReasonCode: c.paymentReasonCode, senderSourceOfFunds: c.senderSourceOfFunds, senderOccupation: c.senderOccupation,
-      metadata: c.metadata, at,
+      metadata: c.metadata, availability: await readAvailabilities(tx, [q.payer_operator_code, q.recipient_operator_code]), at,
     },
   }, transfer.state);
   const appends = await withWalletEffects(tx, transfer, events, meta);

@@ -8,6 +8,7 @@ import { COUNTRIES, corridorCode, MAX_AMOUNT, operator, type CountryCode, type C
 import type { PriceRule, Pricing, Routing } from './merchant.ts';
 import { checkAmountRange, checkFeeRule, feeFor, formatMoney, grossForNet, parseAmount, type Money } from './money.ts';
 import type { WalletEffect, WalletImpact } from './payment.ts';
+import { requireAvailable, type OperatorAvailabilities, type QuotedAvailability } from './operator-availability.ts';
 
 type CorridorType = 'domestic' | 'cross_border';
 
@@ -50,6 +51,11 @@ export interface QuoteCreated {
   payout_currency: Currency | null;
   pricing: QuotePricing;
   wallet_impact: WalletImpact;
+  /**
+   * The operators' availability when quoted (CONTRACT §14): `delayed` when one the quote uses is (a
+   * transfer: the payer's for payins or the recipient's for payouts). Absent on quotes made before §14.
+   */
+  operator_availability?: QuotedAvailability;
   expires_at: string;
   at: string;
 }
@@ -60,6 +66,8 @@ interface QuoteCommon {
   customerId: string | null;
   routing: Routing;
   pricing: Pricing;
+  /** The availability of the operators the request names, as read with the quote (closed: refused). */
+  availability: OperatorAvailabilities;
   at: string;
   expiresAt: string;
 }
@@ -105,6 +113,7 @@ function priceLeg(c: QuoteCommon & QuoteLeg & { flow: 'payin' | 'payout' }): Quo
   const op = routeOf({ ...c, currency: c.sendCurrency }, 'operator_code');
   const enabled = c.flow === 'payin' ? c.routing.payin_operators : c.routing.payout_operators;
   if (!enabled.includes(op.code)) refuse('operator_not_enabled', `${op.code} is not enabled for ${c.flow}s on this account`);
+  const availability = requireAvailable(c.availability, [{ operatorCode: op.code, flow: c.flow, field: 'operator_code' }]);
   checkAmountRange(amount, 'send_amount');
   const rule = c.pricing[c.flow];
   checkFeeRule(rule, `pricing.${c.flow}`); // operator input: a broken rule is a refusal naming it
@@ -126,7 +135,7 @@ function priceLeg(c: QuoteCommon & QuoteLeg & { flow: 'payin' | 'payout' }): Quo
     corridor_code: null, corridor_type: null,
     payer_operator_code: c.flow === 'payin' ? op.code : null, recipient_operator_code: c.flow === 'payout' ? op.code : null,
     payin_amount: null, payin_currency: null, payout_amount: null, payout_currency: null,
-    pricing: pricingOf(rule, fee, currency, 'send'), wallet_impact: { effects }, expires_at: c.expiresAt, at: c.at,
+    pricing: pricingOf(rule, fee, currency, 'send'), wallet_impact: { effects }, operator_availability: availability, expires_at: c.expiresAt, at: c.at,
   };
 }
 
@@ -163,6 +172,10 @@ function priceTransfer(c: QuoteCommon & TransferQuoteRequest): QuoteCreated {
     ]);
   }
   if (!c.routing.corridors.includes(corridor)) refuse('corridor_not_configured', `Corridor ${corridor} is not configured on this account`);
+  const availability = requireAvailable(c.availability, [
+    { operatorCode: payer.code, flow: 'payin', field: 'payer_operator_code' },
+    { operatorCode: recipient.code, flow: 'payout', field: 'recipient_operator_code' },
+  ]);
   const rule = c.pricing.transfer;
   checkFeeRule(rule, 'pricing.transfer');
   let payin: Money;
@@ -197,7 +210,8 @@ function priceTransfer(c: QuoteCommon & TransferQuoteRequest): QuoteCreated {
     corridor_code: corridor, corridor_type: payer.country === recipient.country ? 'domestic' : 'cross_border',
     payer_operator_code: payer.code, recipient_operator_code: recipient.code,
     payin_amount: formatMoney(payin), payin_currency: inCur, payout_amount: formatMoney(payout), payout_currency: outCur,
-    pricing: pricingOf(rule, fee, inCur, fixedPayout ? 'receive' : 'send'), wallet_impact: { effects }, expires_at: c.expiresAt, at: c.at,
+    pricing: pricingOf(rule, fee, inCur, fixedPayout ? 'receive' : 'send'), wallet_impact: { effects }, operator_availability: availability,
+    expires_at: c.expiresAt, at: c.at,
   };
 }
 

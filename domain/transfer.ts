@@ -6,6 +6,7 @@ import { DomainError, refuse, invariant } from './errors.ts';
 import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
 import { operator } from './catalogue.ts';
 import { passKycGate, type KycGate } from './kyc.ts';
+import { requireAvailable, type OperatorAvailabilities } from './operator-availability.ts';
 import { checkAmountRange, parseAmount } from './money.ts';
 import { checkParty, type RailParty, type Recipient } from './payment.ts';
 import type { QuoteState } from './quote.ts';
@@ -105,6 +106,8 @@ export interface CreateTransfer {
   senderSourceOfFunds: string | null;
   senderOccupation: string | null;
   metadata: Record<string, string>;
+  /** The payer's and the recipient's operators' availability as read with this create (closed: refused). */
+  availability: OperatorAvailabilities;
   at: string;
 }
 
@@ -279,12 +282,17 @@ const partyOf = (operatorCode: string) => {
 };
 
 /**
- * The parties are checked against the quote and normalised, the KYC gate passed, and an OTP present
+ * Neither operator closed for its leg (the payer's for payins, the recipient's for payouts), the
+ * parties are checked against the quote and normalised, the KYC gate passed, and an OTP present
  * when the payer's operator requires one; the quote itself is consumed by the quote aggregate.
  */
 function create(s: TransferState, c: CreateTransfer): TransferEvent[] {
   if (s.exists) return []; // the same create retried under its idempotency key
   const q = c.quote;
+  requireAvailable(c.availability, [
+    { operatorCode: q.payer_operator_code!, flow: 'payin', field: 'payer.operator_code' },
+    { operatorCode: q.recipient_operator_code!, flow: 'payout', field: 'recipient.operator_code' },
+  ]);
   const payer = checkParty(c.payer, partyOf(q.payer_operator_code!), 'payer');
   const recipient = checkParty(c.recipient, partyOf(q.recipient_operator_code!), 'recipient');
   // The disbursing operator may require the customer's KYC verified (routing kyc_required_operators).

@@ -29,7 +29,7 @@ const quote: QuoteCreated = {
 };
 const create = (patch: Partial<P.CreatePayin> = {}): P.PayinCommand => ({
   type: 'CreatePayin',
-  data: { payinId: 'p-1', merchantId: 'm-1', customerId: 'c-1', quote, source: created.source, otpSupplied: false, metadata: { order: '42' }, at, ...patch },
+  data: { payinId: 'p-1', merchantId: 'm-1', customerId: 'c-1', quote, source: created.source, otpSupplied: false, metadata: { order: '42' }, availability: {}, at, ...patch },
 });
 const submission = (providerReference: string): P.PayinCommand => ({ type: 'RecordSubmission', data: { providerReference, at } });
 const completed = (providerReference: string | null): P.PayinCommand => ({ type: 'Settle', data: { outcome: 'completed', providerReference, at: later } });

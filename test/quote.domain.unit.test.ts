@@ -11,7 +11,7 @@ const expiresAt = '2026-06-01T10:15:00.000Z';
 const merchantId = 'm-1';
 const common = {
   quoteId: 'q-1', merchantId, customerId: null as string | null, routing: { ...DEFAULT_ROUTING, corridors: ['CM-SN-XAF-XOF', 'SN-SN-XOF-XOF'] },
-  pricing: DEFAULT_PRICING, at, expiresAt,
+  pricing: DEFAULT_PRICING, availability: {}, at, expiresAt,
 };
 const leg = { countryCode: 'CM', operatorCode: 'CM_MTN_MOMO', railType: 'mobile_money', sendAmount: '5000', sendCurrency: 'XAF' };
 const given = (events: Q.QuoteEvent[]) => deciderSpec(Q.quoteDecider).given(events);

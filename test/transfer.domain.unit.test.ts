@@ -43,7 +43,7 @@ const create = (data: Partial<T.CreateTransfer> = {}): T.TransferCommand => ({
   type: 'CreateTransfer',
   data: {
     transferId: id, merchantId: 'm', customerId: 'c', quoteId: 'q', quote, payer: created.payer, recipient: created.recipient,
-    otpSupplied: false, kyc: noGate, paymentReasonCode: null, senderSourceOfFunds: null, senderOccupation: null, metadata: {}, at, ...data,
+    otpSupplied: false, kyc: noGate, paymentReasonCode: null, senderSourceOfFunds: null, senderOccupation: null, metadata: {}, availability: {}, at, ...data,
   },
 });
 const startCollection: T.TransferCommand = { type: 'StartCollection', data: { at } };

@@ -1,10 +1,13 @@
 // GET /operators (CONTRACT.md §8): the merchant's active configuration, from the same catalogue
-// that validates quotes.
+// that validates quotes, with each operator's availability per flow as it is now (§14: the
+// operator's stream read, the same state quotes and payments decide with).
 import type { ApiModule } from '../module.ts';
 import { errors, json } from '../openapi/common.ts';
 import { COUNTRIES, OPERATORS, MIN_AMOUNT, MAX_AMOUNT, parseCorridor } from '../../domain/catalogue.ts';
 import type { Routing } from '../../domain/merchant.ts';
 import type { Ctx } from '../module.ts';
+import { operatorAvailability } from '../../commands/operator-availability.ts';
+import { AVAILABILITIES } from '../../domain/operator-availability.ts';
 
 async function routingOf(ctx: Ctx): Promise<Routing> {
   const row = await ctx.services.knex('merchants').where({ id: ctx.merchantId }).first('routing');
@@ -36,6 +39,15 @@ export const operatorsModule: ApiModule = {
         payer_operators: { type: 'array', items: { type: 'string' } }, recipient_operators: { type: 'array', items: { type: 'string' } },
       },
     },
+    FlowAvailability: {
+      type: 'object',
+      description:
+        'Per flow: `operational`, `delayed` (accepted; payments may settle late; quotes say operator_availability ' +
+        '`delayed`) or `closed` (new quotes and payments refused with 400 operator_unavailable; payments already made still settle). ' +
+        'A transfer collects through its payer\'s operator (payin) and pays out through its recipient\'s (payout).',
+      required: ['payin', 'payout'],
+      properties: { payin: { type: 'string', enum: [...AVAILABILITIES] }, payout: { type: 'string', enum: [...AVAILABILITIES] } },
+    },
     Operator: {
       type: 'object',
       required: [
@@ -46,7 +58,7 @@ export const operatorsModule: ApiModule = {
         currency: { type: 'string' }, rail_type: { type: 'string' },
         flows: { type: 'array', items: { type: 'string', enum: ['payin', 'payout', 'transfer'] } },
         min_amount: { type: 'string' }, max_amount: { type: 'string' }, requires_otp: { type: 'boolean' },
-        kyc_required: { type: 'boolean' }, availability: { type: 'string', enum: ['available', 'unavailable'] },
+        kyc_required: { type: 'boolean' }, availability: { $ref: '#/components/schemas/FlowAvailability' },
       },
     },
   },
@@ -67,7 +79,8 @@ export const operatorsModule: ApiModule = {
         'x-auth': 'merchant', tags: ['Catalogue'], operationId: 'listOperators',
         summary: 'Operators enabled for this merchant, with flows, limits, OTP and availability',
         description: 'An operator shows the flow transfer when a corridor enabled for this merchant starts or ends in its country; ' +
-          'the corridors themselves, with the operators of each side, are at GET /corridors.',
+          'the corridors themselves, with the operators of each side, are at GET /corridors. availability is per flow, as it is ' +
+          'now (the operator sets it with PUT /admin/operators/{operator_code}/availability).',
         responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: { $ref: '#/components/schemas/Operator' } } } }), 401: errors[401] },
       },
     },
@@ -80,18 +93,22 @@ export const operatorsModule: ApiModule = {
         const p = parseCorridor(c);
         return p ? [p.from, p.to] : [];
       }));
-      const data = OPERATORS.flatMap((o) => {
+      const shown = OPERATORS.flatMap((o) => {
         const flows: string[] = [];
         if (routing.payin_operators.includes(o.code)) flows.push('payin');
         if (routing.payout_operators.includes(o.code)) flows.push('payout');
         if (corridorCountries.has(o.country)) flows.push('transfer');
         if (flows.length === 0) return [];
-        return [{
+        return [{ o, flows }];
+      });
+      const data = await Promise.all(shown.map(async ({ o, flows }) => {
+        const { payin, payout } = await operatorAvailability(ctx.services, o.code);
+        return {
           operator_code: o.code, name: o.name, country_code: o.country, currency: o.currency, rail_type: o.railType,
           flows, min_amount: MIN_AMOUNT.toString(), max_amount: MAX_AMOUNT.toString(), requires_otp: o.requiresOtp,
-          kyc_required: routing.kyc_required_operators.includes(o.code), availability: 'available',
-        }];
-      });
+          kyc_required: routing.kyc_required_operators.includes(o.code), availability: { payin, payout },
+        };
+      }));
       return { status: 200, body: { data } };
     },
   },

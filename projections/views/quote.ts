@@ -35,6 +35,8 @@ export function renderQuote(state: QuoteState, now?: Date): Record<string, unkno
     payout_currency: q.payout_currency,
     pricing: q.pricing,
     wallet_impact: q.wallet_impact,
+    // CONTRACT §14; quotes made before operators had an availability were made on operational ones.
+    operator_availability: q.operator_availability ?? 'operational',
     consumed_by: state.consumed ? { type: state.consumed.payment_type, id: state.consumed.payment_id } : null,
     consumed_at: state.consumed?.at ?? null,
     created_at: q.at,
@@ -42,7 +44,9 @@ export function renderQuote(state: QuoteState, now?: Date): Record<string, unkno
 }
 
 /** A stored rendering with its status recomputed for `now` (an active quote past expires_at is expired). */
-export function withQuoteStatus(body: Record<string, unknown>, now: Date): Record<string, unknown> {
+export function withQuoteStatus(stored: Record<string, unknown>, now: Date): Record<string, unknown> {
+  // Rows stored before CONTRACT §14 lack operator_availability (their operators were all operational).
+  const body = 'operator_availability' in stored ? stored : { ...stored, operator_availability: 'operational' };
   if (body.status === 'active' && now.getTime() >= Date.parse(String(body.expires_at))) return { ...body, status: 'expired' };
   return body;
 }
