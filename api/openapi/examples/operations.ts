@@ -68,6 +68,13 @@ export const operationExamples: Record<string, OperationExample> = {
   adminListDashboardUsers: {
     response: { data: [Object.fromEntries(Object.entries(x.dashboardInvitation).filter(([k]) => !k.startsWith('invitation_')))] },
   },
+  // Operator: operator availability (CONTRACT §14).
+  adminListOperators: {
+    response: { data: [{ operator_code: 'CM_MTN_MOMO', name: 'MTN Mobile Money', country_code: 'CM', payin: 'operational', payout: 'operational', updated_at: null, updated_by: null }, x.operatorAvailability] },
+  },
+  adminGetOperatorAvailability: { response: x.operatorAvailability },
+  adminSetOperatorAvailability: { request: { payout: 'closed' }, response: x.operatorAvailability },
+  adminListOperatorAvailabilityChanges: { response: x.operatorAvailabilityHistory },
   // Operator: operations.
   adminReadStream: { response: x.eventHistory },
   adminRunAudit: { response: x.audit },

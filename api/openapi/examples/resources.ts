@@ -1340,3 +1340,16 @@ export const projections = {
     { projection: 'transfers', checkpoint: '88', head: '88', lag_events: 0, rebuild: null },
   ],
 };
+
+/** Operator availability (CONTRACT §14): SN_WAVE_MOMO closed for payouts, then its history. */
+const availabilityChangedBy = { actor: 'operator', credential: 'admin-token:4f2a9c81d07e', request_id: '0b6f7f0e-5d8c-4f7e-9d43-2a1c6b8e9f10' };
+export const operatorAvailability = {
+  operator_code: 'SN_WAVE_MOMO', name: 'Wave', country_code: 'SN', payin: 'operational', payout: 'closed',
+  updated_at: '2026-11-26T04:31:12.407Z', updated_by: availabilityChangedBy,
+};
+export const operatorAvailabilityHistory = {
+  data: [{
+    operator_code: 'SN_WAVE_MOMO', version: 1, changes: [{ flow: 'payout', from: 'operational', to: 'closed' }],
+    changed_by: availabilityChangedBy, at: operatorAvailability.updated_at,
+  }],
+};
