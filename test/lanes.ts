@@ -29,5 +29,6 @@ export const SERVICES = [
   'test/bus.duplicates.e2e.test.ts',
   'test/roles.multiprocess.e2e.test.ts',
   'test/races.crossprocess.e2e.test.ts',
+  'test/refunds.races.e2e.test.ts',
   'test/bench.report.e2e.test.ts',
 ];
