@@ -31,4 +31,6 @@ export const SERVICES = [
   'test/races.crossprocess.e2e.test.ts',
   'test/refunds.races.e2e.test.ts',
   'test/bench.report.e2e.test.ts',
+  // Statements chain with payments racing their boundaries, on the external PostgreSQL and NATS too.
+  'test/statements.merchant.e2e.test.ts',
 ];
