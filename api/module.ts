@@ -1,4 +1,5 @@
 // An API feature: its part of the OpenAPI document and the handlers for its operationIds, together.
+import type { Response } from 'express';
 import type { Logger } from 'pino';
 import type { ApiServices } from './services.ts';
 import type { ErrorDetail } from '../domain/errors.ts';
@@ -40,8 +41,14 @@ export interface Ctx {
 
 export type Reply =
   /** `replayed`: what an earlier attempt under the same Idempotency-Key created, answered as a replay. */
-  | { status: number; body: unknown; headers?: Record<string, string>; replayed?: boolean }
-  | { status: number; text: string; contentType: string; headers?: Record<string, string> };
+  | {
+    status: number; body: unknown; headers?: Record<string, string>; replayed?: boolean;
+    /** What the Idempotency-Key stores and replays when it must differ from `body` (a secret shown once is never stored). */
+    stored?: unknown;
+  }
+  | { status: number; text: string; contentType: string; headers?: Record<string, string> }
+  /** A response written over time (Server-Sent Events: GET /events/stream); `stream` takes it over. */
+  | { status: number; stream: (res: Response) => void };
 
 export type Handler = (ctx: Ctx) => Promise<Reply>;
 

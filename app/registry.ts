@@ -12,6 +12,8 @@ import { makeEventForwarder } from '../workers/event-forwarder.ts';
 import { quotesModule } from '../api/routes/quotes.ts';
 import { payinsModule } from '../api/routes/payins.ts';
 import { payoutsModule } from '../api/routes/payouts.ts';
+import { payoutsBulkModule } from '../api/routes/payouts-bulk.ts';
+import { payoutBatchesProjection } from '../projections/payout-batches.ts';
 import { refundsModule } from '../api/routes/refunds.ts';
 import { walletsModule } from '../api/routes/wallets.ts';
 import { statementsModule } from '../api/routes/statements.ts';
@@ -45,6 +47,7 @@ export const apiModules: ApiModule[] = [
   quotesModule,
   payinsModule,
   payoutsModule,
+  payoutsBulkModule,
   refundsModule,
   walletsModule,
   statementsModule,
@@ -64,6 +67,7 @@ export const projections: Projection[] = [
   customersProjection,
   kycProjection,
   moneyProjection,
+  payoutBatchesProjection,
   transfersProjection,
   refundsProjection,
   walletMovementsProjection,

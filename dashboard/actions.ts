@@ -72,8 +72,8 @@ export async function sendTestEvent(s: ApiServices, session: Session, requestId:
   return sendTestWebhook(s, session.merchantId, meta(session, requestId), testId);
 }
 
-/** POST /events/{id}/redeliver's effect: one extra attempt now (the caller checked the event is the merchant's). */
-export async function redeliver(s: ApiServices, session: Session, eventId: string, redeliveryId: string) {
-  await configuredUrl(s, session.merchantId);
-  await requestRedelivery(s, eventId, session.merchantId, redeliveryId);
+/** POST /events/{id}/redeliver's effect: one extra attempt now at each enabled endpoint that takes it (the caller checked the event is the merchant's). */
+export async function redeliver(s: ApiServices, session: Session, event: { id: string; event: string }, redeliveryId: string) {
+  const sent = await requestRedelivery(s, event, session.merchantId, redeliveryId);
+  if (sent === 0) throw new DomainError('bad_request', 'No enabled webhook endpoint takes this event');
 }

@@ -13,10 +13,13 @@ import { payoutsModule } from '../api/routes/payouts.ts';
 import { transfersModule } from '../api/routes/transfers.ts';
 import { historyModule } from '../api/routes/history.ts';
 import { walletsModule } from '../api/routes/wallets.ts';
+import { operatorsModule } from '../api/routes/operators.ts';
+import type { OperatorStatus } from './pages/operator-notice.ts';
 import { keyView } from '../api/routes/admin-merchants.ts';
 import * as M from '../domain/merchant.ts';
 import { streams } from '../commands/streams.ts';
 import { attemptsOf, eventView, readEvent, type WebhookEventRow, type EventView } from '../projections/webhook-events.ts';
+import { endpointsOf } from '../commands/webhook-endpoints.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const PAGE_SIZE = 25;
@@ -136,9 +139,9 @@ export async function keyOf(s: ApiServices, merchantId: string, keyId: string): 
   return (await keysOf(s, merchantId)).find((k) => k.id === keyId);
 }
 
+/** The URL of the merchant's first enabled webhook endpoint (CONTRACT.md §11), or null when none is. */
 export async function webhookUrlOf(s: ApiServices, merchantId: string): Promise<string | null> {
-  const row = await s.knex('merchants').where({ id: merchantId }).first('webhook_url');
-  return row?.webhook_url ?? null;
+  return (await endpointsOf(s, merchantId)).find((e) => e.status === 'enabled')?.url ?? null;
 }
 
 // ---- webhook events (the data of GET /events and GET /events/{id}) ----
@@ -177,4 +180,9 @@ export async function progressOf(s: ApiServices, merchantId: string) {
     deliveredTestEvent: delivered !== undefined,
     firstPayment: payments.some((p) => p !== undefined),
   };
+}
+
+/** The merchant's operators with their availability per flow, as GET /operators answers (CONTRACT §14). */
+export async function operatorsOf(s: ApiServices, merchantId: string, requestId: string): Promise<OperatorStatus[]> {
+  return (await call(operatorsModule.handlers.listOperators!, ctxFor(s, merchantId, requestId))).data;
 }

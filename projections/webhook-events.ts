@@ -42,8 +42,24 @@ export interface WebhookEventRow {
   updated_at: Date | string;
 }
 
+/** One event's delivery to one endpoint (CONTRACT.md §11: each with its own attempts and schedule). */
+export interface DeliveryRow {
+  event_id: string;
+  endpoint_id: string;
+  merchant_id: string;
+  prev_event_id: string | null;
+  delivery_status: DeliveryStatus;
+  attempt_count: number;
+  scheduled_attempts: number;
+  next_attempt_at: Date | string | null;
+  last_attempt_at: Date | string | null;
+  delivered_at: Date | string | null;
+}
+
 export interface AttemptRow {
   event_id: string;
+  /** The endpoint attempted (a merchant configured before endpoints: its first endpoint, id = merchant id). */
+  endpoint_id: string;
   attempt: number;
   trigger: 'scheduled' | 'manual';
   url: string | null;
@@ -63,6 +79,7 @@ export interface EventView extends Envelope {
   last_attempt_at: string | null;
   delivered_at: string | null;
   attempts: Array<{
+    endpoint_id: string;
     attempt: number;
     trigger: 'scheduled' | 'manual';
     attempted_at: string;
@@ -85,9 +102,10 @@ export function eventView(row: WebhookEventRow, attempts: AttemptRow[]): EventVi
     delivered_at: iso(row.delivered_at),
     attempts: attempts
       .filter((a) => a.event_id === row.id)
-      .sort((x, y) => x.attempt - y.attempt)
+      // Per endpoint, attempts are numbered 1, 2, …; listed in the order they were made.
+      .sort((x, y) => new Date(x.attempted_at).getTime() - new Date(y.attempted_at).getTime() || x.attempt - y.attempt)
       .map((a) => ({
-        attempt: a.attempt, trigger: a.trigger, attempted_at: iso(a.attempted_at)!, url: a.url,
+        endpoint_id: a.endpoint_id, attempt: a.attempt, trigger: a.trigger, attempted_at: iso(a.attempted_at)!, url: a.url,
         status_code: a.status_code, error: a.error, duration_ms: a.duration_ms, succeeded: a.succeeded,
       })),
   };
@@ -95,7 +113,7 @@ export function eventView(row: WebhookEventRow, attempts: AttemptRow[]): EventVi
 
 export async function attemptsOf(knex: Knex, eventIds: string[]): Promise<AttemptRow[]> {
   if (eventIds.length === 0) return [];
-  return (await knex('webhook_attempts').whereIn('event_id', eventIds).orderBy([{ column: 'event_id' }, { column: 'attempt' }])) as AttemptRow[];
+  return (await knex('webhook_attempts').whereIn('event_id', eventIds).orderBy([{ column: 'event_id' }, { column: 'attempted_at' }, { column: 'attempt' }])) as AttemptRow[];
 }
 
 export async function readEvent(knex: Knex, merchantId: string, id: string): Promise<EventView | undefined> {

@@ -4,7 +4,7 @@ import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import { startReceiver, until, widgetResource, completedWidget, configureWebhook, eventsOf } from './helpers/webhooks.ts';
 import { registerWebhookResource } from '../workers/webhooks/resources.ts';
-import { PER_MERCHANT_CONCURRENCY } from '../workers/webhooks/delivery.ts';
+import { PER_ENDPOINT_CONCURRENCY } from '../workers/webhooks/delivery.ts';
 
 registerWebhookResource(widgetResource);
 const TIMEOUT_MS = 2500;
@@ -23,7 +23,7 @@ t.test('a hanging endpoint holds a bounded number of attempts; others are delive
 
   const slowIds: string[] = [];
   for (let i = 0; i < 12; i++) slowIds.push(await completedWidget(h, slow));
-  await until(() => dead.deliveries.length >= PER_MERCHANT_CONCURRENCY, 'the hanging endpoint to be busy');
+  await until(() => dead.deliveries.length >= PER_ENDPOINT_CONCURRENCY, 'the hanging endpoint to be busy');
 
   const started = Date.now();
   const fastIds: string[] = [];
@@ -31,14 +31,14 @@ t.test('a hanging endpoint holds a bounded number of attempts; others are delive
   await until(() => alive.deliveries.length === 6, "the other merchant's deliveries", TIMEOUT_MS);
   const took = Date.now() - started;
   t.ok(took < TIMEOUT_MS - 500, `delivered in ${took} ms, well before the hanging attempts time out`);
-  t.equal(dead.deliveries.length, PER_MERCHANT_CONCURRENCY, `at most ${PER_MERCHANT_CONCURRENCY} attempts in flight to the hanging endpoint`);
+  t.equal(dead.deliveries.length, PER_ENDPOINT_CONCURRENCY, `at most ${PER_ENDPOINT_CONCURRENCY} attempts in flight to the hanging endpoint`);
   t.same(new Set(alive.deliveries.map((d) => JSON.parse(d.body).data.id)), new Set(fastIds));
 
   // The hanging attempts end at the time-out and are recorded as such, then retried on schedule.
   const timedOut = await until(async () => {
     const all = await Promise.all(slowIds.map((id) => eventsOf(h, slow, id)));
     const attempts = all.flatMap((l) => l.flatMap((e) => e.attempts));
-    return attempts.length >= PER_MERCHANT_CONCURRENCY ? attempts : undefined;
+    return attempts.length >= PER_ENDPOINT_CONCURRENCY ? attempts : undefined;
   }, 'the timed-out attempts', TIMEOUT_MS * 3);
   for (const a of timedOut) {
     t.match(a, { status_code: null, succeeded: false, error: `timed out after ${TIMEOUT_MS} ms` });
@@ -46,7 +46,7 @@ t.test('a hanging endpoint holds a bounded number of attempts; others are delive
   }
   const all = (await Promise.all(slowIds.map((id) => eventsOf(h, slow, id)))).flat();
   const tried = all.filter((e) => e.attempt_count > 0);
-  t.ok(tried.length >= PER_MERCHANT_CONCURRENCY);
+  t.ok(tried.length >= PER_ENDPOINT_CONCURRENCY);
   for (const e of tried) {
     t.equal(e.delivery_status, 'pending', 'still pending: retried later');
     t.ok(Date.parse(e.next_attempt_at) > Date.now() + 30_000, 'the next attempt is about a minute away (first retry)');

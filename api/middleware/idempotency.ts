@@ -115,10 +115,10 @@ async function runClaimed(r: IdempotentRequest, claim: HeldClaim): Promise<Reply
     await services.idempotency.abandon(claim, err instanceof DomainError && err.code === 'bad_request').catch(() => undefined);
     throw err;
   }
-  if (reply.status >= 500 || 'text' in reply) {
+  if (reply.status >= 500 || !('body' in reply)) {
     await services.idempotency.abandon(claim, false);
     return reply;
   }
-  await outcome(reply.status, reply.body);
+  await outcome(reply.status, reply.stored !== undefined ? reply.stored : reply.body);
   return { ...reply, body: withMeta(reply.body, key, reply.replayed === true) };
 }

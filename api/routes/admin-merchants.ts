@@ -2,6 +2,7 @@
 import type { ApiModule, Ctx } from '../module.ts';
 import { body, errors, idParam, json, ref } from '../openapi/common.ts';
 import * as C from '../../commands/merchants.ts';
+import { configureFirstEndpoint } from '../../commands/webhook-endpoints.ts';
 import * as M from '../../domain/merchant.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { OPERATOR_CODES } from '../../domain/catalogue.ts';
@@ -250,7 +251,8 @@ export const adminMerchants: ApiModule = {
         if (err instanceof UnsafeUrlError) throw new DomainError('bad_request', `Webhook URL refused: ${err.message}`, [{ field: 'url', message: err.message }]);
         throw err;
       }
-      const r = await C.configureWebhook(ctx.services, ctx.params.merchant_id!, ctx.body.url, meta(ctx));
+      // The merchant's first webhook endpoint (CONTRACT.md §11), created for every event when it has none.
+      const r = await configureFirstEndpoint(ctx.services, ctx.params.merchant_id!, ctx.body.url, meta(ctx));
       return { status: 200, body: { url: r.url, signing_secret: r.signingSecret } };
     },
     adminSetRouting: async (ctx) => {

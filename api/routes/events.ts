@@ -5,11 +5,12 @@ import type { ApiModule, Ctx } from '../module.ts';
 import { errors, idParam, json, listOf, listParams, ref } from '../openapi/common.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { paginate, listRequest } from '../../projections/pagination.ts';
-import * as C from '../../commands/merchants.ts';
 import { requestRedelivery } from '../../commands/webhook-redeliveries.ts';
+import { rotateFirstEndpointSecret } from '../../commands/webhook-endpoints.ts';
 import {
   attemptsOf, DELIVERY_STATUSES, eventView, readEvent, type WebhookEventRow,
 } from '../../projections/webhook-events.ts';
+import { feedListParameters, feedOrderPage } from './event-stream.ts';
 
 const tags = ['Events'];
 const statusEnum = { type: 'string', enum: DELIVERY_STATUSES };
@@ -17,9 +18,10 @@ const statusEnum = { type: 'string', enum: DELIVERY_STATUSES };
 const schemas = {
   WebhookAttempt: {
     type: 'object',
-    required: ['attempt', 'trigger', 'attempted_at', 'url', 'status_code', 'error', 'duration_ms', 'succeeded'],
+    required: ['endpoint_id', 'attempt', 'trigger', 'attempted_at', 'url', 'status_code', 'error', 'duration_ms', 'succeeded'],
     properties: {
-      attempt: { type: 'integer', description: '1 for the first attempt; manual redeliveries are numbered on' },
+      endpoint_id: { ...ref('Uuid'), description: 'The webhook endpoint attempted (each has its own attempts and schedule)' },
+      attempt: { type: 'integer', description: "1 for the endpoint's first attempt; manual redeliveries are numbered on" },
       trigger: { type: 'string', enum: ['scheduled', 'manual'] },
       attempted_at: ref('DateTime'),
       url: { type: ['string', 'null'] },
@@ -66,6 +68,7 @@ const listParameters = [
   { name: 'event', in: 'query', schema: { type: 'string', maxLength: 100 }, description: 'Event name, e.g. payin.completed' },
   { name: 'type', in: 'query', schema: { type: 'string', maxLength: 40 }, description: 'Resource type (data.type): payin, payout or transfer' },
   { name: 'resource_id', in: 'query', schema: { type: 'string', format: 'uuid' }, description: 'The resource id (data.id)' },
+  ...feedListParameters,
 ];
 
 async function mustRead(ctx: Ctx) {
@@ -100,7 +103,7 @@ export const eventsModule: ApiModule = {
         'x-auth': 'merchant', tags, operationId: 'redeliverEvent',
         summary: 'Deliver the event again now (one extra attempt, also after failed or delivered)',
         description: 'Answers 202 with the event as it stands; the attempt runs at once and shows in its attempts. ' +
-          'The body sent is the same bytes as before, signed afresh. 400 when no webhook URL is configured.',
+          'The body sent is the same bytes as before, signed afresh, to every enabled endpoint whose filter takes the event. 400 when none does.',
         parameters: [eventId],
         responses: { 202: json(ref('WebhookEvent'), 'Accepted: the attempt is under way'), 400: errors[400], 401: errors[401], 404: errors[404] },
       },
@@ -109,8 +112,8 @@ export const eventsModule: ApiModule = {
       post: {
         'x-auth': 'admin', tags: ['Operator'], operationId: 'adminRotateWebhookSecret',
         summary: 'A new webhook signing secret for the configured URL (answered once)',
-        description: 'Same effect as PUT /admin/merchants/{id}/webhook with the current URL: every attempt from now on is signed ' +
-          'with the new secret (also retries of earlier events). 400 when no webhook URL is configured.',
+        description: "A new secret for the merchant's first webhook endpoint, at once: every attempt from now on is signed " +
+          'with it (also retries of earlier events). 400 when the merchant has no endpoint.',
         parameters: [idParam('merchant_id')],
         responses: {
           200: json(ref('WebhookSecret')),
@@ -133,20 +136,22 @@ export const eventsModule: ApiModule = {
       if (q.type) query.where({ resource_type: q.type });
       if (q.resource_id) query.where({ resource_id: q.resource_id });
       if (q.customer_id) query.where({ customer_id: q.customer_id });
-      const page = await paginate<WebhookEventRow, WebhookEventRow>(knex, query, listRequest(q), (r) => r);
+      // order=asc&after=: the feed order (CONTRACT §12, event-stream.ts); else newest first.
+      const page = await feedOrderPage<WebhookEventRow, WebhookEventRow>(ctx, query, listRequest(q), (r) => r)
+        ?? await paginate<WebhookEventRow, WebhookEventRow>(knex, query, listRequest(q), (r) => r);
       const attempts = await attemptsOf(knex, page.data.map((r) => r.id));
       return { status: 200, body: { ...page, data: page.data.map((r) => eventView(r, attempts)) } };
     },
     getEvent: async (ctx) => ({ status: 200, body: await mustRead(ctx) }),
     redeliverEvent: async (ctx) => {
       const ev = await mustRead(ctx);
-      const merchant = await ctx.services.knex('merchants').where({ id: ctx.merchantId }).first('webhook_url');
-      if (!merchant?.webhook_url) throw new DomainError('bad_request', 'No webhook URL is configured for this merchant');
-      await requestRedelivery(ctx.services, ev.id, ctx.merchantId);
+      // To every enabled endpoint whose filter takes the event (CONTRACT.md §11).
+      const sent = await requestRedelivery(ctx.services, ev, ctx.merchantId);
+      if (sent === 0) throw new DomainError('bad_request', 'No enabled webhook endpoint takes this event');
       return { status: 202, body: ev };
     },
     adminRotateWebhookSecret: async (ctx) => {
-      const r = await C.rotateWebhookSecret(ctx.services, ctx.params.merchant_id!, { requestId: ctx.requestId, actor: 'operator' });
+      const r = await rotateFirstEndpointSecret(ctx.services, ctx.params.merchant_id!, { requestId: ctx.requestId, actor: 'operator' });
       return { status: 200, body: { url: r.url, signing_secret: r.signingSecret } };
     },
   },

@@ -34,7 +34,7 @@ export function addEventRoutes(r: Router, s: ApiServices): void {
     const ev = await D.eventOf(s, session.merchantId, String(req.params.eventId));
     if (!ev) throw new DomainError('not_found', 'Event not found');
     const asked = await once(s, session, nonce(req), `${BASE}/events/${ev.id}/redeliver`,
-      (redeliveryId) => A.redeliver(s, session, ev.id, redeliveryId), () => ({ action: 'redelivered', event_id: ev.id }));
+      (redeliveryId) => A.redeliver(s, session, ev, redeliveryId), () => ({ action: 'redelivered', event_id: ev.id }));
     res.redirect(303, `${BASE}/events/${ev.id}?done=${asked.kind === 'first' ? 'redelivered' : 'redelivered_before'}`);
   });
 }

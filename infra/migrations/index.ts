@@ -22,6 +22,7 @@ import * as m018 from './018_append_document.ts';
 import * as m019 from './019_fenced_claims.ts';
 import * as m020 from './020_snapshots.ts';
 import * as m021 from './021_refunds.ts';
+import * as m022 from './022_payout_batches.ts';
 import * as m023 from './023_webhook_endpoints.ts';
 import * as m024 from './024_event_feed.ts';
 import * as m025 from './025_wallet_movements.ts';
@@ -53,6 +54,7 @@ const migrations: Array<[string, Migration]> = [
   ['019_fenced_claims', m019],
   ['020_snapshots', m020],
   ['021_refunds', m021],
+  ['022_payout_batches', m022],
   ['023_webhook_endpoints', m023],
   ['024_event_feed', m024],
   ['025_wallet_movements', m025],

@@ -1,16 +1,22 @@
 // Delivery attempts, run as durable jobs (infra/scheduler.ts), so the retry schedule survives a
-// restart and each attempt runs in one process at a time. Job keys: `auto:<event id>` carries the
-// retry schedule (one per event); `manual:<event id>:<nonce>` is one redelivery asked for by the
-// merchant (an extra attempt now, outside the schedule).
+// restart and each attempt runs in one process at a time. An event has one delivery per endpoint it
+// goes to (CONTRACT.md §11), each with its own schedule. Job keys: `auto:<event id>:<endpoint id>`
+// carries one delivery's retry schedule (`auto:<event id>`, queued before endpoints, is the first
+// endpoint's); `manual:<event id>:<endpoint id>:<nonce>` is one redelivery asked for by the merchant
+// (an extra attempt now, outside the schedule). Each attempt signs with the endpoint's secret in force
+// at that instant (staged rotation: domain/webhook-endpoints.ts signingSecretAt). A disabled or
+// deleted endpoint's pending deliveries end `failed` without an attempt; a 410 answer, or 72 hours
+// in which every attempt at the endpoint failed, disables it.
 //
-// Isolation: the job kind runs many attempts at once, but at most PER_MERCHANT_CONCURRENCY per
-// merchant in this process; an attempt over that bound is put back without counting as an attempt
+// Isolation: the job kind runs many attempts at once, but at most PER_ENDPOINT_CONCURRENCY per
+// endpoint in this process; an attempt over that bound is put back without counting as an attempt
 // (and before any database read), so a slow or dead endpoint holds a few slots at most and other
-// merchants' deliveries go on. It is put back for about as long as that merchant's attempts have
-// lately been taking, so a dead endpoint's backlog waits quietly while a busy but healthy one keeps
-// its slots full. A merchant whose attempts are quick has a few over the bound wait in this process
-// for the next free slot instead (a burst then costs no put-back, re-claim or timer): never a slow
-// or unknown endpoint's, never more than a few, never for long.
+// endpoints' (its merchant's others included) and merchants' deliveries go on. It is put back for
+// about as long as that endpoint's attempts have lately been taking, so a dead endpoint's backlog
+// waits quietly while a busy but healthy one keeps its slots full. An endpoint whose attempts are
+// quick has a few over the bound wait in this process for the next free slot instead (a burst then
+// costs no put-back, re-claim or timer): never a slow or unknown endpoint's, never more than a few,
+// never for long.
 import type { Services } from '../../commands/services.ts';
 import type { Job, JobOutcome } from '../../infra/scheduler.ts';
 import { webhookUrlPolicy } from '../../infra/url-safety.ts';
@@ -20,10 +26,15 @@ import { isFinal, type WebhookEventRow } from '../../projections/webhook-events.
 import { JOB_KIND, type DeliveryJob } from '../../commands/webhook-redeliveries.ts';
 import { webhookOutcome } from '../../infra/metrics.ts';
 import { crashPoint } from '../../infra/crash-points.ts';
-import { webhookTargetOf } from './targets.ts';
+import { endpointNow } from './targets.ts';
+import { signingSecretAt, type WebhookEndpoint } from '../../domain/webhook-endpoints.ts';
+import { disableEndpoint } from '../../commands/webhook-endpoints.ts';
 
 export const OVERALL_CONCURRENCY = 64;
-export const PER_MERCHANT_CONCURRENCY = 4;
+/** Attempts in flight per endpoint: a slow endpoint holds this many slots, never another endpoint's. */
+export const PER_ENDPOINT_CONCURRENCY = 4;
+/** An endpoint whose attempts have all failed for this long is disabled (CONTRACT.md §11). */
+export const DISABLE_AFTER_FAILING_MS = 72 * 3600_000;
 /**
  * Shortest put-back of an attempt that found its merchant's slots taken (not an attempt). The
  * put-back is otherwise about one of that merchant's recent attempts: a hanging endpoint's backlog
@@ -34,7 +45,7 @@ export const BUSY_RETRY_MIN_MS = 25;
 /** A merchant's attempts over the bound wait for a slot here only if its attempts take under this. */
 export const QUEUE_IF_TYPICAL_UNDER_MS = 100;
 /** At most this many attempts of one merchant wait for a slot (each holds one of the job kind's). */
-const MAX_WAITING_PER_MERCHANT = PER_MERCHANT_CONCURRENCY;
+const MAX_WAITING_PER_ENDPOINT = PER_ENDPOINT_CONCURRENCY;
 /** How long an attempt waits for a slot before it is put back after all. */
 export const MAX_SLOT_WAIT_MS = 250;
 /** Safety net for an event still waiting for its predecessor (normally released at once). */
@@ -59,7 +70,7 @@ export class KeyedLimiter {
   constructor(
     private readonly perKey: number,
     private readonly opts: { queueIfTypicalUnderMs: number; maxWaiting: number; maxWaitMs: number } =
-      { queueIfTypicalUnderMs: QUEUE_IF_TYPICAL_UNDER_MS, maxWaiting: MAX_WAITING_PER_MERCHANT, maxWaitMs: MAX_SLOT_WAIT_MS },
+      { queueIfTypicalUnderMs: QUEUE_IF_TYPICAL_UNDER_MS, maxWaiting: MAX_WAITING_PER_ENDPOINT, maxWaitMs: MAX_SLOT_WAIT_MS },
   ) {}
 
   tryAcquire(key: string): boolean {
@@ -124,58 +135,91 @@ export class KeyedLimiter {
 
 
 
-async function attempt(s: Services, row: WebhookEventRow): Promise<{ url: string | null; attemptedAt: Date; result: AttemptResult }> {
+/** An event's row with this endpoint's delivery of it and that delivery's predecessor's state. */
+type DeliveryRead = WebhookEventRow & { d_status: string | null; d_next_attempt_at: Date | string | null; d_prev_event_id: string | null; prev_status: string | null };
+
+async function readDelivery(s: Services, eventId: string, endpointId: string): Promise<DeliveryRead | undefined> {
+  const found = await s.knex.raw<{ rows: DeliveryRead[] }>(
+    `SELECT e.*, d.delivery_status AS d_status, d.next_attempt_at AS d_next_attempt_at, d.prev_event_id AS d_prev_event_id,
+       p.delivery_status AS prev_status
+     FROM webhook_events e
+     LEFT JOIN webhook_deliveries d ON d.event_id = e.id AND d.endpoint_id = ?
+     LEFT JOIN webhook_deliveries p ON p.event_id = d.prev_event_id AND p.endpoint_id = d.endpoint_id
+     WHERE e.id = ?`, [endpointId, eventId]);
+  return found.rows[0];
+}
+
+type Attempted = { url: string | null; attemptedAt: Date; result: AttemptResult; skip: boolean };
+
+/** One signed POST to the endpoint, with the secret in force now (staged rotation); skipped when it is disabled or gone. */
+async function attempt(s: Services, row: WebhookEventRow, endpoint: WebhookEndpoint | undefined): Promise<Attempted> {
   const attemptedAt = s.clock.now();
-  const target = await webhookTargetOf(s, row.merchant_id);
-  const url = target?.url ?? null;
-  if (!url || !target?.sealedSecret) {
-    return { url, attemptedAt, result: { ok: false, statusCode: null, error: 'no webhook URL configured', durationMs: 0 } };
+  if (!endpoint || endpoint.status !== 'enabled') {
+    const error = endpoint ? 'endpoint disabled' : 'endpoint deleted';
+    return { url: endpoint?.url ?? null, attemptedAt, skip: true, result: { ok: false, statusCode: null, error, durationMs: 0 } };
   }
+  const url = endpoint.url;
   let secret: string;
   try {
-    secret = s.secrets.decrypt(target.sealedSecret);
+    secret = s.secrets.decrypt(signingSecretAt(endpoint, attemptedAt));
   } catch {
-    return { url, attemptedAt, result: { ok: false, statusCode: null, error: 'the signing secret cannot be read', durationMs: 0 } };
+    return { url, attemptedAt, skip: false, result: { ok: false, statusCode: null, error: 'the signing secret cannot be read', durationMs: 0 } };
   }
   const headers = signedHeaders(secret, row.body, row.event, row.id, s.clock.now());
   const result = await postWebhook({ url, body: row.body, headers, timeoutMs: s.config.webhookTimeoutMs, policy: webhookUrlPolicy(s) });
-  return { url, attemptedAt, result };
+  return { url, attemptedAt, skip: false, result };
+}
+
+/** An endpoint that answered 410 Gone, or whose attempts have all failed for 72 hours, is disabled. */
+async function disableIfDead(s: Services, merchantId: string, endpointId: string, statusCode: number | null, failingSince: Date | null): Promise<void> {
+  const failingMs = failingSince ? s.clock.now().getTime() - failingSince.getTime() : 0;
+  const reason = statusCode === 410 ? 'gone' : failingMs >= DISABLE_AFTER_FAILING_MS ? 'failing' : undefined;
+  if (!reason) return;
+  if (await disableEndpoint(s, merchantId, endpointId, reason)) s.log.warn({ merchant_id: merchantId, endpoint_id: endpointId, reason }, 'webhook endpoint disabled');
+}
+
+/** Whether a scheduled delivery should wait (for its predecessor at this endpoint, or its due time): when to look again. */
+function notYet(s: Services, row: DeliveryRead): Date | 'done' | undefined {
+  if (row.d_status !== 'pending') return 'done'; // delivered (maybe by a redelivery), finished, or never this endpoint's
+  if (row.d_prev_event_id && (row.prev_status === null || !isFinal(row.prev_status))) return new Date(s.clock.now().getTime() + WAITING_RECHECK_MS);
+  const due = row.d_next_attempt_at ? new Date(row.d_next_attempt_at).getTime() : 0;
+  return due > s.clock.now().getTime() ? new Date(due) : undefined;
 }
 
 export function deliveryHandler(s: Services): (job: Job<DeliveryJob>) => Promise<JobOutcome> {
-  const limiter = new KeyedLimiter(PER_MERCHANT_CONCURRENCY);
+  const limiter = new KeyedLimiter(PER_ENDPOINT_CONCURRENCY);
   const later = (ms: number) => ({ retryAt: new Date(s.clock.now().getTime() + ms) });
 
   return async (job) => {
     const { eventId, trigger, merchantId } = job.payload;
-    if (!(await limiter.acquire(merchantId))) return later(limiter.busyDelayMs(merchantId, s.config.webhookTimeoutMs));
+    // Jobs queued before endpoints name none: the merchant's first endpoint (its id is the merchant's).
+    const endpointId = job.payload.endpointId ?? merchantId;
+    if (!(await limiter.acquire(endpointId))) return later(limiter.busyDelayMs(endpointId, s.config.webhookTimeoutMs));
     let durationMs: number | undefined;
     try {
-      // The event and its predecessor's state in one read.
-      const found = await s.knex.raw<{ rows: Array<WebhookEventRow & { prev_status: string | null }> }>(
-        `SELECT e.*, p.delivery_status AS prev_status FROM webhook_events e
-         LEFT JOIN webhook_events p ON p.id = e.prev_event_id WHERE e.id = ?`, [eventId]);
-      const row = found.rows[0];
+      const row = await readDelivery(s, eventId, endpointId);
       if (!row) return;
       if (trigger === 'scheduled') {
-        if (row.delivery_status !== 'pending') return; // delivered (maybe by a redelivery) or finished
-        if (row.prev_event_id && (row.prev_status === null || !isFinal(row.prev_status))) return later(WAITING_RECHECK_MS);
-        const due = row.next_attempt_at ? new Date(row.next_attempt_at).getTime() : 0;
-        if (due > s.clock.now().getTime()) return { retryAt: new Date(due) };
+        const wait = notYet(s, row);
+        if (wait === 'done') return;
+        if (wait) return { retryAt: wait };
       }
-      const { url, attemptedAt, result } = await attempt(s, row);
+      const endpoint = await endpointNow(s, merchantId, endpointId);
+      if (trigger === 'manual' && (!endpoint || endpoint.status !== 'enabled')) return; // a redelivery goes to enabled endpoints only
+      const { url, attemptedAt, result, skip } = await attempt(s, row, endpoint);
       crashPoint('during-webhook-delivery');
       durationMs = result.durationMs;
-      s.metrics.webhookAttempts.inc({ outcome: webhookOutcome(result, url !== null), trigger });
-      const outcome = await recordAttempt(s, eventId, { trigger, url, attemptedAt, ...result });
+      if (!skip) s.metrics.webhookAttempts.inc({ outcome: webhookOutcome(result, url !== null), trigger });
+      const outcome = await recordAttempt(s, eventId, endpointId, { trigger, url, attemptedAt, ...result, skip });
       s.log.info({
-        webhook_id: eventId, event: row.event, merchant_id: row.merchant_id, trigger, attempt: outcome.row.attempt_count,
-        status_code: result.statusCode, error: result.error, duration_ms: result.durationMs, delivery_status: outcome.row.delivery_status,
-      }, 'webhook attempt');
+        webhook_id: eventId, event: row.event, merchant_id: row.merchant_id, endpoint_id: endpointId, trigger, attempt: outcome.delivery.attempt_count,
+        status_code: result.statusCode, error: result.error, duration_ms: result.durationMs, delivery_status: outcome.delivery.delivery_status,
+      }, skip ? 'webhook delivery ended: endpoint not enabled' : 'webhook attempt');
+      if (!skip && !result.ok) await disableIfDead(s, merchantId, endpointId, result.statusCode, outcome.failingSince);
       if (trigger === 'scheduled' && outcome.nextAttemptAt) return { retryAt: outcome.nextAttemptAt };
       return;
     } finally {
-      limiter.release(merchantId, durationMs);
+      limiter.release(endpointId, durationMs);
     }
   };
 }

@@ -13,10 +13,11 @@ import type { Knex } from 'knex';
 import type { Services } from '../../commands/services.ts';
 import type { ForwardedEvent } from '../../infra/bus/forwarded-event.ts';
 import { draftOf, type WebhookEventDraft } from './envelope.ts';
-import type { WebhookEventRow } from '../../projections/webhook-events.ts';
+import type { DeliveryRow } from '../../projections/webhook-events.ts';
 import { JOB_KIND, autoJobKey } from '../../commands/webhook-redeliveries.ts';
 import { webhookResourceOf } from './resources.ts';
-import { webhookTargetAsOf } from './targets.ts';
+import { endpointsAsOf } from './targets.ts';
+import { acceptsEvent } from '../../domain/webhook-endpoints.ts';
 import { StatementBatcher } from '../../infra/statement-batcher.ts';
 
 
@@ -45,16 +46,22 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: 
     throw new Error(`webhook snapshot of ${ev.stream_id} carries no (or an inconsistent) merchant_id`);
   }
   const now = s.clock.now();
-  // As the merchant's stream was at this event or later: every merchant event before it counts.
-  const url = (await webhookTargetAsOf(s, merchantId, BigInt(ev.position)))?.url ?? '';
-  const configured = url !== '';
-  const rowOf = (d: WebhookEventDraft, i: number) => ({
-    id: d.envelope.id, merchant_id: merchantId, event: d.envelope.event, resource_type: d.resourceType,
-    resource_id: d.resourceId, customer_id: d.customerId, stream_id: d.streamId, stream_version: d.streamVersion,
-    prev_event_id: i > 0 ? drafts[i - 1]!.envelope.id : null, body: d.body, delivery_status: configured ? 'pending' : 'not_configured',
-    next_attempt_at: configured ? now : null, created_at: sortInstant(d.envelope.created_at, d.streamVersion), recorded_at: now, updated_at: now,
-  });
-  return (configured ? recorders(s).scheduling : recorders(s).plain).submit(drafts.map(rowOf));
+  // Every enabled endpoint whose filter takes the event gets a delivery of its own (CONTRACT.md §11).
+  const endpoints = (await endpointsAsOf(s, merchantId, BigInt(ev.position))).filter((e) => e.status === 'enabled');
+  const targets = (event: string) => endpoints.filter((e) => acceptsEvent(e, event)).map((e) => e.id);
+  const rowOf = (d: WebhookEventDraft, i: number) => {
+    const to = targets(d.envelope.event);
+    return {
+      id: d.envelope.id, merchant_id: merchantId, event: d.envelope.event, resource_type: d.resourceType,
+      resource_id: d.resourceId, customer_id: d.customerId, stream_id: d.streamId, stream_version: d.streamVersion,
+      prev_event_id: i > 0 ? drafts[i - 1]!.envelope.id : null, body: d.body, delivery_status: to.length > 0 ? 'pending' : 'not_configured',
+      next_attempt_at: to.length > 0 ? now : null, created_at: sortInstant(d.envelope.created_at, d.streamVersion), recorded_at: now, updated_at: now,
+      endpoints: to,
+    };
+  };
+  const rows = drafts.map(rowOf);
+  const configured = rows.some((r) => r.endpoints.length > 0);
+  return (configured ? recorders(s).scheduling : recorders(s).plain).submit(configured ? rows : rows.map(({ endpoints: _, ...r }) => r));
 }
 
 type EventRows = Array<Record<string, unknown> & { id: string }>;
@@ -69,8 +76,9 @@ interface Recorders {
   /** No webhook URL: the rows alone, nothing to schedule (atomic without a transaction). */
   plain: StatementBatcher<EventRows, number>;
   /**
-   * In order, each new row with its first delivery job if its predecessor is final: the database
-   * function record_webhook_events_each (migration 016).
+   * In order, each new row with a delivery per endpoint, each with its first delivery job if that
+   * endpoint's delivery of the resource's previous event is final: the database function
+   * record_webhook_events_fanout (migration 023).
    */
   scheduling: StatementBatcher<EventRows, number>;
 }
@@ -88,7 +96,7 @@ function recorders(s: Services): Recorders {
     }),
     scheduling: new StatementBatcher(async (calls) => {
       const res = await s.knex.raw<{ rows: Array<{ o_id: string; o_scheduled: boolean }> }>(
-        'SELECT o_id, o_scheduled FROM record_webhook_events_each(?::jsonb, ?, ?)', [JSON.stringify(calls.flat()), JOB_KIND, s.clock.now()],
+        'SELECT o_id, o_scheduled FROM record_webhook_events_fanout(?::jsonb, ?, ?)', [JSON.stringify(calls.flat()), JOB_KIND, s.clock.now()],
       );
       if (res.rows.some((x) => x.o_scheduled)) s.scheduler.nudge(JOB_KIND);
       return newPerCall(calls, new Set(res.rows.map((x) => x.o_id)));
@@ -99,31 +107,39 @@ function recorders(s: Services): Recorders {
 }
 
 export interface AttemptOutcome {
-  row: WebhookEventRow;
+  delivery: DeliveryRow;
   /** Set when the schedule continues: when the next scheduled attempt is due. */
   nextAttemptAt: Date | null;
+  /** Since when every attempt at this endpoint has failed (null after a success or a skip). */
+  failingSince: Date | null;
 }
 
 /**
- * Records one finished attempt and moves the delivery state; when the event becomes final, its
- * resource's next event (if recorded and waiting) gets its delivery job. One round trip: the
- * database function record_webhook_attempt (migration 013) does it under the event row's lock.
+ * Records one finished attempt at one endpoint (or, `skip`, the end of a delivery whose endpoint is
+ * disabled or gone: no attempt) and moves that delivery's state and the event's summary; when the
+ * delivery becomes final, the endpoint's delivery of the resource's next event (if recorded and
+ * waiting) gets its job. One round trip: record_webhook_delivery_attempt (migration 023), under the
+ * event row's and the delivery row's locks.
  */
 export async function recordAttempt(
   s: Services,
   eventId: string,
-  a: { trigger: 'scheduled' | 'manual'; url: string | null; attemptedAt: Date; durationMs: number; statusCode: number | null; error: string | null; ok: boolean },
+  endpointId: string,
+  a: { trigger: 'scheduled' | 'manual'; url: string | null; attemptedAt: Date; durationMs: number; statusCode: number | null; error: string | null; ok: boolean; skip?: boolean },
 ): Promise<AttemptOutcome> {
   const now = s.clock.now();
-  const r = await s.knex.raw<{ rows: Array<{ o_row: WebhookEventRow; o_released: number }> }>(
-    'SELECT o_row, o_released FROM record_webhook_attempt(?, ?, ?, ?, ?, ?, ?, ?, ?::double precision[], ?, ?)',
-    [eventId, a.trigger, a.url, a.attemptedAt, Math.round(a.durationMs), a.statusCode, a.error, a.ok,
+  const r = await s.knex.raw<{ rows: Array<{ o_delivery: DeliveryRow; o_released: number; o_failing_since: string | Date | null }> }>(
+    'SELECT o_delivery, o_released, o_failing_since FROM record_webhook_delivery_attempt(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::double precision[], ?, ?)',
+    [eventId, endpointId, a.trigger, a.url, a.attemptedAt, Math.round(a.durationMs), a.statusCode, a.error, a.ok, a.skip === true,
       s.config.webhookRetryScheduleSeconds, now, JOB_KIND],
   );
-  const { o_row: row, o_released: released } = r.rows[0]!;
+  const { o_delivery: delivery, o_released: released, o_failing_since: failing } = r.rows[0]!;
   if (released > 0) s.scheduler.nudge(JOB_KIND);
-  const pending = row.delivery_status === 'pending';
-  return { row, nextAttemptAt: pending && row.next_attempt_at ? new Date(row.next_attempt_at) : null };
+  const pending = delivery.delivery_status === 'pending';
+  return {
+    delivery, failingSince: failing === null ? null : new Date(failing),
+    nextAttemptAt: pending && delivery.next_attempt_at ? new Date(delivery.next_attempt_at) : null,
+  };
 }
 
 

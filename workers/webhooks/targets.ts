@@ -1,4 +1,5 @@
-// Where and with what a merchant's webhooks are sent: its URL and sealed signing secret, from the
+// Where and with what a merchant's webhooks are sent: its endpoints (CONTRACT.md §11, one stream per
+// merchant) or, for a merchant that has never touched them, its URL and sealed signing secret from the
 // merchant's own stream (the aggregate's cached state and a read of the stream's tail: one indexed
 // query that finds nothing new almost every time). Never behind any committed event, so neither the
 // recorder ("is a webhook configured?") nor an attempt waits for the read models to catch up: the
@@ -7,6 +8,8 @@
 import type { Services } from '../../commands/services.ts';
 import { merchantDecider, type MerchantState } from '../../domain/merchant.ts';
 import { streams } from '../../commands/streams.ts';
+import { endpointsDecider, type WebhookEndpoint } from '../../domain/webhook-endpoints.ts';
+import { endpointsOf, legacyEndpointOf } from '../../commands/webhook-endpoints.ts';
 
 export interface WebhookTarget {
   url: string | null;
@@ -35,4 +38,21 @@ export async function webhookTargetAsOf(s: Services, merchantId: string, positio
     if (cached) return targetOf(cached.state);
   }
   return webhookTargetOf(s, merchantId);
+}
+
+/**
+ * The merchant's endpoints for an event being recorded: its endpoints stream as it is now, or, for
+ * a merchant that has never touched its endpoints, its URL from before endpoints as of the event.
+ */
+export async function endpointsAsOf(s: Services, merchantId: string, position: bigint): Promise<WebhookEndpoint[]> {
+  const { state } = await s.aggregates.load(streams.webhookEndpoints(merchantId), endpointsDecider);
+  if (state.started) return state.endpoints;
+  const legacy = await webhookTargetAsOf(s, merchantId, position);
+  const endpoint = legacy && legacyEndpointOf(merchantId, legacy.url, legacy.sealedSecret, '');
+  return endpoint ? [endpoint] : [];
+}
+
+/** One endpoint as it is now (an attempt): undefined once deleted. */
+export async function endpointNow(s: Services, merchantId: string, endpointId: string): Promise<WebhookEndpoint | undefined> {
+  return (await endpointsOf(s, merchantId)).find((e) => e.id === endpointId);
 }
