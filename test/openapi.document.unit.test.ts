@@ -68,7 +68,7 @@ t.test('error codes and event names are enums', async (t) => {
 });
 
 t.test('webhooks: one entry per event, its envelope with data.object of its data.type', async (t) => {
-  const objects: Record<string, string> = { payin: 'Payin', payout: 'Payout', transfer: 'Transfer', test: 'WebhookTestObject' };
+  const objects: Record<string, string> = { payin: 'Payin', payout: 'Payout', transfer: 'Transfer', refund: 'Refund', test: 'WebhookTestObject' };
   for (const [type, events] of Object.entries(WEBHOOK_EVENTS_BY_TYPE)) {
     for (const event of events) {
       const op = doc.webhooks[event]?.post;

@@ -15,6 +15,20 @@ const customerRequest = Object.fromEntries(Object.entries(x.customer).filter(([k
 const read = <T extends { _meta: unknown }>(created: T) => Object.fromEntries(Object.entries(created).filter(([k]) => k !== '_meta'));
 const list = <T>(item: T) => ({ data: [item], has_more: true, next_cursor: 'eyJjIjoiMjAyNi0xMS0yNlQwNDoyOToxNS45MjhaIiwiaSI6ImRmY2UxOTRlIn0' });
 
+/** POST /payouts/bulk (CONTRACT §10): a batch of two, one created, one refused as its own POST /payouts would be. */
+const operationsPayoutRequest = {
+  quote_id: x.payoutCreated.quote_id, customer_id: x.payoutCreated.customer_id,
+  payment_reason_text: x.payoutCreated.payment_reason_text, recipient: x.payoutCreated.recipient,
+};
+const payoutBatch = {
+  id: '9c41e7d2-5a86-4f0b-b3d1-6e2a8f5c7b19',
+  created_at: x.payoutCreated.created_at,
+  items: [
+    { reference: 'INV-1', status: 201, payout: read(x.payoutCreated) },
+    { reference: 'INV-2', status: 400, error: { error: { code: 'insufficient_balance', message: 'Insufficient XOF balance: 10000 needed, 2500 available' } } },
+  ],
+};
+
 /** The payin quote once the payin used it, as GET /quotes/{id} reads it. */
 const consumedQuote = { ...read(x.payinQuote), status: 'consumed', consumed_by: { type: 'payin', id: x.payin.id }, consumed_at: x.payin.created_at };
 
@@ -145,9 +159,24 @@ export const operationExamples: Record<string, OperationExample> = {
     },
     response: x.payoutCreated,
   },
+  createPayoutBatch: {
+    request: { items: [
+      { reference: 'INV-1', ...operationsPayoutRequest },
+      { reference: 'INV-2', ...operationsPayoutRequest, quote_id: '0b8c2a51-3f7e-4d19-a6c2-9e4f1d7b3a60' },
+    ] },
+    response: { ...payoutBatch, _meta: { idempotency_key: 'bulk-2026-11-26', idempotency_replayed: false } },
+  },
+  getPayoutBatch: { response: { ...payoutBatch, items: [{ ...payoutBatch.items[0], payout: x.payout }, payoutBatch.items[1]] } },
   getPayout: { response: x.payout },
   listPayouts: { response: list(x.payout) },
   getPayoutEvents: { response: x.eventHistory },
+  createRefund: {
+    request: { payin_id: x.refundCreated.payin_id, amount: x.refundCreated.amount, reason: x.refundCreated.reason, metadata: x.refundCreated.metadata },
+    response: x.refundCreated,
+  },
+  getRefund: { response: x.refund },
+  listRefunds: { response: list(x.refund) },
+  getRefundEvents: { response: x.eventHistory },
   createTransfer: {
     request: { quote_id: x.transferCreated.quote_id, customer_id: x.transferCreated.customer_id, payer: x.transferCreated.payer, recipient: x.transferCreated.recipient },
     response: x.transferCreated,
@@ -180,5 +209,6 @@ export const webhookExamples: Record<string, unknown> = {
   'payin.completed': payinCompleted,
   'payout.completed': envelope('payout.completed', 'payout', x.payout, x.payout.updated_at),
   'transfer.completed': envelope('transfer.completed', 'transfer', x.transfer, x.transfer.updated_at),
+  'refund.completed': envelope('refund.completed', 'refund', x.refund as typeof x.refund & { id: string; created_at: string }, x.refund.updated_at),
   'webhook.test': envelope('webhook.test', 'test', testObject, testObject.created_at),
 };

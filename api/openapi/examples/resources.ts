@@ -497,6 +497,39 @@ export const payin = {
   refund_ids: [],
 };
 
+/** A partial refund of the payin (CONTRACT §9), as POST /refunds answers it. */
+export const refundCreated = {
+  id: 'b3f0e6a1-5c2d-4e8f-9a7b-1d2c3e4f5a6b',
+  merchant_id: '4b9ad29f-bde2-48e2-b168-5285104359b8',
+  payin_id: 'dfce194e-058c-4628-b894-9807d3bc9dc4',
+  status: 'pending',
+  amount: '2000',
+  currency: 'XAF',
+  recipient: { phone: '+237670000001', rail_type: 'mobile_money', country_code: 'CM', operator_code: 'CM_MTN_MOMO' },
+  reason: 'Damaged item',
+  provider_reference: null,
+  metadata: { ticket: 'T-1' },
+  history: [
+    { status: 'created', reason: null, created_at: '2026-11-26T04:31:02.114Z' },
+    { status: 'pending', reason: 'awaiting the provider', created_at: '2026-11-26T04:31:02.114Z' },
+  ],
+  created_at: '2026-11-26T04:31:02.114Z',
+  updated_at: '2026-11-26T04:31:02.114Z',
+  _meta: { idempotency_key: '5f1c9a7e2b3d4c6a', idempotency_replayed: false },
+};
+
+/** The refund once completed, as GET /refunds/{id} reads it. */
+export const refund = {
+  ...Object.fromEntries(Object.entries(refundCreated).filter(([k]) => k !== '_meta')),
+  status: 'completed',
+  provider_reference: 'SBX-7A2E90C41B5D3F68',
+  history: [
+    ...refundCreated.history,
+    { status: 'completed', reason: null, created_at: '2026-11-26T04:31:02.201Z' },
+  ],
+  updated_at: '2026-11-26T04:31:02.201Z',
+};
+
 export const payoutCreated = {
   id: '5de64f3f-7930-4299-9995-31faeaddf5e9',
   merchant_id: '4b9ad29f-bde2-48e2-b168-5285104359b8',
