@@ -11,6 +11,7 @@ import { startTestApp, request, ADMIN_TOKEN, type MerchantCreds } from './helper
 import { leg, newCustomer, party, quote, settled, topUp, until, wallet } from './helpers/money.ts';
 import { payerCM, recipientSN, transferMerchant, transferQuote, walletsOf } from './helpers/transfers.ts';
 import { providers } from '../infra/providers/index.ts';
+import { signedInClient } from './helpers/dashboard.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());
@@ -186,10 +187,43 @@ t.test('delayed: accepted, and the quote says so', async (t) => {
   await reopen('SN_FREE_MOMO');
 });
 
+t.test('the dashboard home page announces the merchant\'s closed and delayed operators', async (t) => {
+  const m = await h.newMerchant('Dashboard');
+  // CI_ORANGE_MOMO not enabled for this merchant: its outage is none of its business.
+  await h.admin('PUT', `/admin/merchants/${m.merchantId}/routing`, {
+    payin_operators: ['CI_WAVE_MOMO', 'CI_MTN_MOMO'], payout_operators: ['CI_WAVE_MOMO', 'CI_MTN_MOMO'],
+  });
+  const c = await signedInClient(h, m.merchantId, 'ops@example.com');
+  const notices = async () => [...(await c.get('/dashboard')).text.matchAll(/<li data-operator="([A-Z_]+)" data-flow="(\w+)" data-availability="(\w+)">([\s\S]*?)<\/li>/g)]
+    .map((x) => ({ operator: x[1], flow: x[2], availability: x[3], text: x[4]!.replace(/\s+/g, ' ') }));
+  t.notMatch((await c.get('/dashboard')).text, /Operator status/, 'no notice while every operator is operational');
+
+  await setAvailability('CI_WAVE_MOMO', { payin: 'closed' });
+  await setAvailability('CI_MTN_MOMO', { payout: 'delayed' });
+  await setAvailability('CI_ORANGE_MOMO', { payin: 'closed' });
+  const home = await c.get('/dashboard');
+  t.match(home.text, /<section class="notice error" role="alert"[^>]*>\s*<h2 id="operators-h">Operator status<\/h2>/, 'a closed operator is an alert');
+  const shown = await notices();
+  t.match(shown, [
+    { operator: 'CI_MTN_MOMO', flow: 'payout', availability: 'delayed', text: /delayed for payouts/ },
+    { operator: 'CI_WAVE_MOMO', flow: 'payin', availability: 'closed', text: /closed for payins.*operator_unavailable.*already made still complete/ },
+  ]);
+  t.equal(shown.length, 2, 'only the merchant\'s own operators');
+
+  await reopen('CI_WAVE_MOMO');
+  t.match((await c.get('/dashboard')).text, /<section class="notice warn" role="status"/, 'only a delay left: a status, not an alert');
+  await reopen('CI_MTN_MOMO');
+  await reopen('CI_ORANGE_MOMO');
+  t.same(await notices(), [], 'gone once operational again');
+});
+
 t.test('a second process sees each change at once, its cache notwithstanding', async (t) => {
   const second: RunningApp = await startApp({
     config: {
-      ...loadConfig({ ADMIN_TOKEN, DATA_DIR: h.dataDir, LOG_LEVEL: 'silent', SANDBOX_SETTLE_MS: '50', ALLOW_PRIVATE_URLS: 'true', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' }, []),
+      ...loadConfig({
+        // On the services lane both processes share the bus too (the first one's NATS prefix).
+        ...(h.natsPrefix ? { NATS_URL: process.env.NATS_URL!, NATS_PREFIX: h.natsPrefix } : {}),
+        ADMIN_TOKEN, DATA_DIR: h.dataDir, LOG_LEVEL: 'silent', SANDBOX_SETTLE_MS: '50', ALLOW_PRIVATE_URLS: 'true', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' }, []),
       databaseUrl: h.database.url,
     },
     log: createLogger('silent'),

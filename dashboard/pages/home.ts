@@ -3,10 +3,13 @@
 import { html, type Html } from '../html.ts';
 import type { Session } from '../session.ts';
 import { BASE, money, page, when } from './layout.ts';
+import { operatorNotice, type OperatorStatus } from './operator-notice.ts';
 
 export interface HomeData {
   wallets: Array<{ currency: string; available: string; reserved: string; updated_at: string }>;
   progress: { activeKey: boolean; webhookUrl: string | null; deliveredTestEvent: boolean; firstPayment: boolean };
+  /** The merchant's operators: those closed or delayed are announced first (CONTRACT §14). */
+  operators: OperatorStatus[];
   apiBase: string;
 }
 
@@ -21,6 +24,7 @@ function step(done: boolean, title: string, body: Html): Html {
 export function homePage(session: Session, d: HomeData): Html {
   const p = d.progress;
   return page(session, 'Home', 'home', html`
+${operatorNotice(d.operators)}
 <section aria-labelledby="balances-h">
 <h2 id="balances-h">Balances</h2>
 <div class="cards">

@@ -15,7 +15,9 @@ export function addHomeRoutes(r: Router, s: ApiServices): void {
 
   r.get('/', async (req, res) => {
     const { session } = locals(res);
-    const [wallets, progress] = await Promise.all([D.walletsOf(s, session.merchantId, requestId(req)), D.progressOf(s, session.merchantId)]);
-    send(res, 200, homePage(session, { wallets, progress, apiBase: `${req.protocol}://${req.header('host') ?? ''}` }));
+    const [wallets, progress, operators] = await Promise.all([
+      D.walletsOf(s, session.merchantId, requestId(req)), D.progressOf(s, session.merchantId), D.operatorsOf(s, session.merchantId, requestId(req)),
+    ]);
+    send(res, 200, homePage(session, { wallets, progress, operators, apiBase: `${req.protocol}://${req.header('host') ?? ''}` }));
   });
 }
