@@ -20,6 +20,7 @@ import { webhooks } from './scenarios/webhooks.ts';
 import { rebuild } from './scenarios/rebuild.ts';
 import { history } from './scenarios/history.ts';
 import { hotMerchant } from './scenarios/hot-merchant.ts';
+import { asOf } from './scenarios/as-of.ts';
 
 const args = process.argv.slice(2);
 const profile = args.includes('--full') ? PROFILES.full : args.includes('--smoke') ? PROFILES.smoke : PROFILES.quick;
@@ -35,6 +36,7 @@ const scenarios: Array<[string, () => Promise<Record<string, ScenarioResult>>]> 
   ['rebuild', () => rebuild(profile, log)],
   ['history', () => history(profile, log)],
   ['hot-merchant', () => hotMerchant(profile)],
+  ['as-of', () => asOf(profile, log)],
 ];
 
 const started = Date.now();
