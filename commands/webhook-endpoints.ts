@@ -136,8 +136,8 @@ export async function configureFirstEndpoint(s: Services, merchantId: string, ur
 
 /** The operator's rotate-secret: a new secret for the first endpoint, at once (400 when there is none). */
 export async function rotateFirstEndpointSecret(s: Services, merchantId: string, meta: EventMetadata) {
-  const endpoints = await endpointsOf(s, merchantId);
-  const first = endpoints[0];
+  M.requireMerchant((await s.aggregates.load(streams.merchant(merchantId), M.merchantDecider)).state);
+  const first = (await endpointsOf(s, merchantId))[0];
   if (!first) throw new DomainError('bad_request', 'No webhook URL is configured for this merchant');
   const { signingSecret } = await rotateEndpointSecret(s, merchantId, first.id, 0, meta);
   return { url: first.url, signingSecret };
