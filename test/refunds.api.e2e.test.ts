@@ -7,10 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, request, type MerchantCreds } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, topUp, until, wallet } from './helpers/money.ts';
 import { providers } from '../infra/providers/index.ts';
+import { recording, responseChecker, type Recorded } from './helpers/openapi-responses.ts';
 
-const h = await startTestApp();
-t.teardown(() => h.stop());
-const s = h.app.services;
+const app = await startTestApp();
+t.teardown(() => app.stop());
+const s = app.app.services;
+// Every answer is recorded, and checked against the OpenAPI document at the end.
+const seen: Recorded[] = [];
+const h = recording(app, seen);
 
 /** A CM payin of `amount` XAF from `phone`, waited for until terminal (a phone ending 99 fails, 98 stays pending). */
 async function payin(m: MerchantCreds, phone = '+237670000001', amount = '5000', wait = true): Promise<any> {
@@ -181,4 +185,15 @@ t.test('refusals change nothing: not completed, another merchant, unknown, bad s
   t.same((await h.as(m, 'GET', '/refunds')).body.data, [], 'no refund created');
   const ok = await refund(m, { payin_id: p.id, amount: '4925' });
   t.equal(ok.status, 201, 'what the wallet holds can be refunded');
+});
+
+t.test('every answer above matches the OpenAPI document (Refund, Payin with its refund fields, errors)', async (t) => {
+  const check = responseChecker((await request(h.url, 'GET', '/openapi.json')).body);
+  const covered = new Set<string>();
+  for (const rec of seen) {
+    const { operationId, problems } = check(rec);
+    t.same(problems, [], `${rec.method} ${rec.path} → ${rec.status}`);
+    if (operationId) covered.add(operationId);
+  }
+  for (const op of ['createRefund', 'getRefund', 'listRefunds', 'getRefundEvents', 'getPayin']) t.ok(covered.has(op), `${op} checked`);
 });
