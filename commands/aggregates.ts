@@ -28,6 +28,17 @@ import {
   type StreamAppend,
 } from '../infra/eventstore/types.ts';
 
+/** What an attempt decided: the appends and its answer. */
+interface Attempted<R> {
+  appends: StreamAppend[];
+  result: R;
+  /**
+   * The answer holds refusals that were not thrown (a set of commands, one refused, the others
+   * appended): like a thrown refusal, it stands only once decided on fresh state.
+   */
+  refusedSome?: boolean;
+}
+
 export interface Loaded<S> {
   streamId: string;
   state: S;
@@ -184,7 +195,7 @@ export class Aggregates {
    */
   async transact<R>(
     lockKeys: string[],
-    attempt: (tx: AttemptLoader) => Promise<{ appends: StreamAppend[]; result: R }>,
+    attempt: (tx: AttemptLoader) => Promise<Attempted<R>>,
   ): Promise<{ result: R; append: AppendResult | undefined }> {
     return this.withLocks([...new Set(lockKeys)].sort(), async () => {
       let trustCache = true;
@@ -202,7 +213,7 @@ export class Aggregates {
         };
         const tx: AttemptLoader = { load: loadFor(false), read: loadFor(true) };
         const unverified = () => [...used].filter(([, u]) => u.fromCache).map(([id]) => id);
-        let outcome: { appends: StreamAppend[]; result: R };
+        let outcome: Attempted<R>;
         try {
           outcome = await attempt(tx);
         } catch (err) {
@@ -214,12 +225,15 @@ export class Aggregates {
           continue;
         }
         const nonEmpty = outcome.appends.filter((a) => a.events.length > 0);
-        if (nonEmpty.length === 0) {
+        // "Nothing to do", and refusals answered beside what is appended (a set's items), are confirmed on fresh state too.
+        if (nonEmpty.length === 0 || outcome.refusedSome) {
           const stale = unverified();
-          if (stale.length === 0) return { result: outcome.result, append: undefined };
-          for (const id of stale) this.forget(id); // "nothing to do" is confirmed on fresh state too
-          trustCache = false;
-          continue;
+          if (stale.length === 0 && nonEmpty.length === 0) return { result: outcome.result, append: undefined };
+          if (stale.length > 0) {
+            for (const id of stale) this.forget(id);
+            trustCache = false;
+            continue;
+          }
         }
         const written = new Set(nonEmpty.map((a) => a.streamId));
         const unchanged = [...used].filter(([id, u]) => u.readOnly && !written.has(id)).map(([id, u]) => ({ streamId: id, version: u.version }));
