@@ -51,7 +51,8 @@ t.test('stop mid-schedule, restart on the same database: the schedule goes on, a
 
   await first.app.stop();
   const jobs = await first.database.db.knex('jobs').where({ kind: 'webhook.delivery' });
-  t.same(jobs.map((j: any) => j.key), [`auto:${afterOne.id}`], 'the retry is kept in the database while nothing runs');
+  // One delivery per (event, endpoint); the operator's URL is the first endpoint, id = the merchant id.
+  t.same(jobs.map((j: any) => j.key), [`auto:${afterOne.id}:${m.merchantId}`], 'the retry is kept in the database while nothing runs');
   const receivedBefore = rx.deliveries.length;
   await sleep(2000);
   t.equal(rx.deliveries.length, receivedBefore, 'nothing is sent while the service is down');
