@@ -31,6 +31,8 @@ export const SERVICES = [
   'test/races.crossprocess.e2e.test.ts',
   'test/refunds.races.e2e.test.ts',
   'test/bench.report.e2e.test.ts',
+  // Bulk payouts racing single payouts on one wallet, replays and ids stable across a retry, on the external PostgreSQL and NATS too.
+  'test/payouts.bulk.e2e.test.ts',
   // Operator availability enforced through a second process's cache, on the external PostgreSQL and NATS too.
   'test/operators.availability.e2e.test.ts',
   // Statements chain with payments racing their boundaries, on the external PostgreSQL and NATS too.
