@@ -75,6 +75,7 @@ t.test('the operator API: list, read, set, history; bad input changes nothing', 
   const events = await s.aggregates.store.readStream('operator-CI_MOOV_MOMO');
   t.same(events.map((e) => e.type), ['operator.availability_changed', 'operator.availability_changed'], 'recorded as events on the operator\'s stream');
   t.equal(events[0]!.metadata.requestId, set.body.updated_by.request_id, 'with the request that made it');
+  t.equal((await h.admin('GET', '/admin/streams/operator-CI_MOOV_MOMO')).body.data.length, 2, 'readable as any stream by the operator');
   t.match((await h.admin('GET', '/admin/operators')).body.data.find((o: any) => o.operator_code === 'CI_MOOV_MOMO'), { payin: 'delayed', payout: 'operational' });
   await reopen('CI_MOOV_MOMO');
 });
