@@ -46,14 +46,14 @@ t.test('three webhook events of one resource: at most one statement to record ea
     await until(async () => (await eventsOf(h, m, id)).every((e) => e.delivery_status === 'delivered'), 'all delivered');
   });
   t.same(rx.deliveries.map((d) => d.headers['x-service-event']), ['widget.step.completed', 'widget.step.completed', 'widget.completed'], 'in order');
-  const recorded = sql.filter((q) => q.includes('record_webhook_events_each('));
-  const attempts = sql.filter((q) => q.includes('record_webhook_attempt('));
+  const recorded = sql.filter((q) => q.includes('record_webhook_events_fanout('));
+  const attempts = sql.filter((q) => q.includes('record_webhook_delivery_attempt('));
   // At most one each (events recorded within one turn share one; a redelivered message may add one).
   t.ok(recorded.length >= 1 && recorded.length <= 4, `recording: ${recorded.length} statements for 3 events`);
   t.equal(attempts.length, 3, 'one statement records each attempt');
   t.equal(sql.filter((q) => /insert into "?webhook_attempts/i.test(q)).length, 0, 'no separate statement writes an attempt row');
-  const reads = sql.filter((q) => q.startsWith('SELECT e.*, p.delivery_status AS prev_status'));
-  t.equal(reads.length, 3, 'one read per attempt, the predecessor joined');
+  const reads = sql.filter((q) => q.startsWith('SELECT e.*, d.delivery_status AS d_status'));
+  t.equal(reads.length, 3, 'one read per attempt, the delivery and its predecessor joined');
   t.equal(touching(sql, 'from "merchants"').length, 0, 'the merchant\'s URL and secret come from its stream, not the read model');
 });
 
