@@ -19,6 +19,7 @@ import { systemModule } from '../api/routes/system.ts';
 import { apiModules, workers } from './registry.ts';
 import { mountDashboard } from '../dashboard/router.ts';
 import type { ApiServices } from '../api/services.ts';
+import { closeEventStreams } from '../api/event-stream/streams.ts';
 
 export interface AppOptions {
   config: Config;
@@ -126,6 +127,8 @@ export async function startApp(opts: AppOptions): Promise<RunningApp> {
       // Stop taking requests, let in-flight ones finish, then stop workers and readers.
       const closing = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
+      // Open event streams never finish on their own: end them (clients resume with Last-Event-ID).
+      await closeEventStreams(services);
       await closing;
       for (const s of stops.reverse()) await s();
       await services.projector.stop();

@@ -55,6 +55,12 @@ export interface Config {
   dashboardSessionIdleMinutes: number;
   /** V8's heap growing factor, as 1 + percent/100 after each full collection; 0 = V8's own (infra/heap-growth.ts). */
   heapGrowingPercent: number;
+  /** GET /events/stream (CONTRACT §12): a comment on an idle stream every this many ms. */
+  eventStreamHeartbeatMs: number;
+  /** Open event streams one merchant may hold on one API process; past it, 429 rate_limited. */
+  eventStreamsPerMerchant: number;
+  /** How often the event streams look for new events when no NOTIFY has woken them (a lost one). */
+  eventStreamPollMs: number;
   /** TEST ONLY (`CRASH_AT`): crash points armed by the crash-consistency suite (infra/crash-points.ts). */
   crashAt: string | undefined;
 }
@@ -162,6 +168,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     dashboardCookieSecure: cookieSecure(env.DASHBOARD_COOKIE_SECURE),
     dashboardSessionIdleMinutes: int(env, 'DASHBOARD_SESSION_IDLE_MINUTES', 720, 1),
     heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT),
+    eventStreamHeartbeatMs: int(env, 'EVENT_STREAM_HEARTBEAT_MS', 15_000, 10),
+    eventStreamsPerMerchant: int(env, 'EVENT_STREAMS_PER_MERCHANT', 5, 1),
+    eventStreamPollMs: int(env, 'EVENT_STREAM_POLL_MS', 1_000, 10),
     crashAt: crashSpec(env.CRASH_AT),
   };
 }

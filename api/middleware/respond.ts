@@ -10,6 +10,7 @@ import { stateOf } from './request-state.ts';
 export type Answer = (ctx: Ctx, req: Request) => Promise<Reply>;
 
 function send(res: Response, reply: Reply): void {
+  if ('stream' in reply) return reply.stream(res);
   if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
   if ('text' in reply) {
     res.status(reply.status).type(reply.contentType).send(reply.text);
