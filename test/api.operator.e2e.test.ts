@@ -141,7 +141,7 @@ t.test('GET /operators reflects the merchant routing', async (t) => {
   t.equal(all.status, 200);
   t.equal(all.body.data.length, 13);
   const orange = all.body.data.find((o: any) => o.operator_code === 'SN_ORANGE_MOMO');
-  t.match(orange, { country_code: 'SN', currency: 'XOF', requires_otp: true, min_amount: '100', max_amount: '1000000', availability: 'available' });
+  t.match(orange, { country_code: 'SN', currency: 'XOF', requires_otp: true, min_amount: '100', max_amount: '1000000', availability: { payin: 'operational', payout: 'operational' } });
   t.same(orange.flows, ['payin', 'payout']);
   await h.admin('PUT', `/admin/merchants/${m.merchantId}/routing`, { payin_operators: ['CM_MTN_MOMO'], payout_operators: [], corridors: ['CM-SN-XAF-XOF'] });
   const some = await h.as(m, 'GET', '/operators');

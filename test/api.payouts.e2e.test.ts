@@ -164,6 +164,6 @@ t.test('GET /operators is unchanged', async (t) => {
   t.equal(ops.body.data.length, 13);
   t.match(ops.body.data.find((o: any) => o.operator_code === 'CI_ORANGE_MOMO'), {
     country_code: 'CI', currency: 'XOF', rail_type: 'mobile_money', flows: ['payin', 'payout'], min_amount: '100', max_amount: '1000000',
-    requires_otp: true, availability: 'available',
+    requires_otp: true, availability: { payin: 'operational', payout: 'operational' },
   });
 });
