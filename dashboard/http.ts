@@ -11,6 +11,7 @@ const DONE: Record<string, string> = {
   test_sent: 'Test event sent. It appears in the event log within a few seconds, with each delivery attempt.',
   redelivered: 'Redelivery asked for: the attempt runs now and appears below (reload the page in a moment).',
   test_sent_before: 'This form had already sent its test event: no other was sent. It is in the event log.',
+  refunded: 'Refund created: it is pending with the provider and appears below with its status.',
   redelivered_before: 'This form had already asked for a redelivery: no other attempt was added.',
   password_set: 'Your password is set. Sign in with your e-mail address and the new password.',
   signed_out: 'You are signed out.',

@@ -17,6 +17,8 @@ import { addKeyRoutes } from './routes/keys.ts';
 import { addWebhookRoutes } from './routes/webhooks.ts';
 import { addEventRoutes } from './routes/events.ts';
 import { addMoneyRoutes } from './routes/money.ts';
+import { addStatementRoutes } from './routes/statements.ts';
+import { addRefundRoutes } from './routes/refunds.ts';
 
 const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
 
@@ -43,6 +45,8 @@ function dashboardRouter(s: ApiServices): express.Router {
   addWebhookRoutes(r, s);
   addEventRoutes(r, s);
   addMoneyRoutes(r, s);
+  addStatementRoutes(r, s);
+  addRefundRoutes(r, s);
   r.use(notFound);
   r.use(errorPage(s));
   return r;

@@ -4,7 +4,7 @@ import { html, type Html } from '../html.ts';
 import type { Session } from '../session.ts';
 import type { EventView } from '../../projections/webhook-events.ts';
 import { KINDS, type Kind } from '../data.ts';
-import { BASE, badge, money, page, when } from './layout.ts';
+import { BASE, badge, money, notice, page, when } from './layout.ts';
 import { eventsTable } from './events.ts';
 
 function party(p: Record<string, any> | null | undefined): Html {
@@ -45,7 +45,9 @@ ${events.map((e) => html`<tr>
 </tbody></table></div>`;
 }
 
-export function detailPage(session: Session, kind: Kind, r: Record<string, any>, history: Array<Record<string, any>>, webhooks: EventView[], customerName?: string): Html {
+/** `refunds`: a payin's refunds section (pages/refunds.ts); `info`: a message after a redirect. */
+export function detailPage(session: Session, kind: Kind, r: Record<string, any>, history: Array<Record<string, any>>, webhooks: EventView[], customerName?: string,
+  more: { refunds?: Html | undefined; info?: string | undefined } = {}): Html {
   const k = KINDS[kind];
   const isTransfer = kind === 'transfers';
   const facts = isTransfer
@@ -64,7 +66,7 @@ ${(r.execution.disbursements as Array<Record<string, any>>).length === 0
     : (r.execution.disbursements as Array<Record<string, any>>).map((d) => leg(`Disbursement (payout leg)${d.attempt > 1 ? ` — attempt ${d.attempt}` : ''}`, d))}
 </div></section>` : '';
   const meta = Object.entries((r.metadata ?? {}) as Record<string, string>);
-  return page(session, `${k.singular} ${r.id}`, kind, html`
+  return page(session, `${k.singular} ${r.id}`, kind, html`${notice(more.info)}
 <p>${badge(r.status)}${isTransfer ? html` collection ${badge(r.payin_status)} · disbursement ${badge(r.payout_status)}` : ''}</p>
 <dl class="facts">
 <dt>Id</dt><dd><code>${r.id}</code></dd>
@@ -74,6 +76,7 @@ ${facts}
 <dt>Metadata</dt><dd>${meta.length > 0 ? meta.map(([mk, mv]) => html`<code>${mk}</code>=${String(mv)} `) : html`<span class="muted">none</span>`}</dd>
 </dl>
 ${legs}
+${more.refunds ?? ''}
 <section aria-labelledby="tl-h"><h2 id="tl-h">Status timeline</h2>${timeline(r.history ?? [])}</section>
 <section aria-labelledby="wh-h"><h2 id="wh-h">Webhook events</h2>${eventsTable(webhooks)}</section>
 <section aria-labelledby="hist-h"><h2 id="hist-h">Event history</h2>${historyTable(history)}</section>

@@ -6,7 +6,8 @@ import { DomainError } from '../../domain/errors.ts';
 import * as D from '../data.ts';
 import { listPage } from '../pages/money.ts';
 import { detailPage } from '../pages/detail.ts';
-import { locals, query, requestId, send } from '../http.ts';
+import { done, locals, query, requestId, send } from '../http.ts';
+import { payinRefunds } from './refunds.ts';
 
 /** YYYY-MM-DD from a date input as an inclusive bound (start or end of that UTC day). */
 function dayBound(v: string | undefined, end: boolean): string | undefined | null {
@@ -41,7 +42,8 @@ export function addMoneyRoutes(r: Router, s: ApiServices): void {
         D.eventsOf(s, session.merchantId, { resourceId: id, limit: 50 }),
         D.customerNamesOf(s, session.merchantId, [item.customer_id]),
       ]);
-      send(res, 200, detailPage(session, kind, item, history, hooks.data, names.get(item.customer_id)));
+      const refunds = kind === 'payins' ? await payinRefunds(s, session, item) : undefined;
+      send(res, 200, detailPage(session, kind, item, history, hooks.data, names.get(item.customer_id), { refunds, info: done(req) }));
     });
   }
 }
