@@ -20,6 +20,7 @@ import { webhooks } from './scenarios/webhooks.ts';
 import { rebuild } from './scenarios/rebuild.ts';
 import { history } from './scenarios/history.ts';
 import { hotMerchant } from './scenarios/hot-merchant.ts';
+import { bulkPayouts } from './scenarios/bulk-payouts.ts';
 import { asOf } from './scenarios/as-of.ts';
 
 const args = process.argv.slice(2);
@@ -36,6 +37,7 @@ const scenarios: Array<[string, () => Promise<Record<string, ScenarioResult>>]> 
   ['rebuild', () => rebuild(profile, log)],
   ['history', () => history(profile, log)],
   ['hot-merchant', () => hotMerchant(profile)],
+  ['bulk-payouts', () => bulkPayouts(profile)],
   ['as-of', () => asOf(profile, log)],
 ];
 
