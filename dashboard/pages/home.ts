@@ -4,12 +4,16 @@ import { html, type Html } from '../html.ts';
 import type { Session } from '../session.ts';
 import { BASE, money, page, when } from './layout.ts';
 import { operatorNotice, type OperatorStatus } from './operator-notice.ts';
+import { balanceHistory } from './balance-chart.ts';
+import type { DailyClosing } from '../balance-history.ts';
 
 export interface HomeData {
   wallets: Array<{ currency: string; available: string; reserved: string; updated_at: string }>;
   progress: { activeKey: boolean; webhookUrl: string | null; deliveredTestEvent: boolean; firstPayment: boolean };
   /** The merchant's operators: those closed or delayed are announced first (CONTRACT §14). */
   operators: OperatorStatus[];
+  /** Each currency's closing balances of the last 30 days (balance-history.ts). */
+  history: Array<{ currency: string; days: DailyClosing[] }>;
   apiBase: string;
 }
 
@@ -36,6 +40,8 @@ ${d.wallets.map((w) => html`<div class="card" data-currency="${w.currency}">
 </div>`)}
 </div>
 </section>
+
+${balanceHistory(d.history)}
 
 <section aria-labelledby="start-h">
 <h2 id="start-h">Getting started</h2>

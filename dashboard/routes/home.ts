@@ -5,6 +5,7 @@ import { endSession } from '../session.ts';
 import * as D from '../data.ts';
 import { BASE } from '../pages/layout.ts';
 import { homePage } from '../pages/home.ts';
+import { CHART_CURRENCIES, dailyClosings } from '../balance-history.ts';
 import { locals, requestId, send } from '../http.ts';
 
 export function addHomeRoutes(r: Router, s: ApiServices): void {
@@ -18,6 +19,8 @@ export function addHomeRoutes(r: Router, s: ApiServices): void {
     const [wallets, progress, operators] = await Promise.all([
       D.walletsOf(s, session.merchantId, requestId(req)), D.progressOf(s, session.merchantId), D.operatorsOf(s, session.merchantId, requestId(req)),
     ]);
-    send(res, 200, homePage(session, { wallets, progress, operators, apiBase: `${req.protocol}://${req.header('host') ?? ''}` }));
+    const now = s.clock.now();
+    const history = await Promise.all(CHART_CURRENCIES.map(async (currency) => ({ currency, days: await dailyClosings(s, session.merchantId, currency, now) })));
+    send(res, 200, homePage(session, { wallets, progress, operators, history, apiBase: `${req.protocol}://${req.header('host') ?? ''}` }));
   });
 }
