@@ -260,3 +260,9 @@ t.test('a second process sees each change at once, its cache notwithstanding', a
   t.equal((await quote(h, m, 'payout', leg('BJ_MOOV_MOMO', 'BJ', 'XOF', '5000'))).operator_availability, 'operational', 'the first sees it');
   t.equal((await payout()).status, 201, 'and the second accepts the kept quote');
 });
+
+t.test('the finance audit passes with operator streams and refused payments in the history', async (t) => {
+  const audit = await h.admin('POST', '/admin/audit');
+  t.equal(audit.status, 200);
+  t.equal(audit.body.ok, true, JSON.stringify(audit.body.discrepancies ?? audit.body).slice(0, 500));
+});
