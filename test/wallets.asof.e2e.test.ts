@@ -3,12 +3,15 @@
 // a statement from T, and to GET /wallets now; the list pages newest first; bad input is a 400;
 // another merchant's wallet never shows.
 import t from 'tap';
-import { startTestApp } from './helpers/app.ts';
+import { request, startTestApp } from './helpers/app.ts';
 import { businessDay } from './helpers/finance.ts';
+import { recording, responseChecker, type Recorded } from './helpers/openapi-responses.ts';
 import type { WalletTransaction } from '../projections/wallet-history.ts';
 
-const h = await startTestApp({ env: { SANDBOX_SETTLE_MS: '30' } });
-t.teardown(() => h.stop());
+const app = await startTestApp({ env: { SANDBOX_SETTLE_MS: '30' } });
+t.teardown(() => app.stop());
+const recorded: Recorded[] = [];
+const h = recording(app, recorded);
 const biz = await businessDay(h, 'AsOf');
 const { m } = biz;
 
@@ -138,4 +141,17 @@ t.test('isolation: another merchant sees its own empty wallets, never this one\'
   const cursor = (await h.as(m, 'GET', '/wallets/XOF/transactions?limit=1')).body.next_cursor;
   const next = await h.as(other, 'GET', `/wallets/XOF/transactions?cursor=${cursor}`);
   t.same(next.body.data, [], 'a cursor of another merchant\'s list shows nothing of it');
+});
+
+t.test('every answer of these operations matches the schema the OpenAPI document declares for it', async (t) => {
+  const check = responseChecker((await request(h.url, 'GET', '/openapi.json')).body);
+  const mine = new Set(['listWallets', 'listWalletTransactions', 'getStatement']);
+  let checked = 0;
+  for (const r of recorded) {
+    const { operationId, problems } = check(r);
+    if (!operationId || !mine.has(operationId)) continue;
+    checked++;
+    if (problems.length) t.fail(problems.join('\n'));
+  }
+  t.ok(checked > 50, `${checked} answers checked`);
 });
