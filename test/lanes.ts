@@ -29,10 +29,14 @@ export const SERVICES = [
   'test/bus.duplicates.e2e.test.ts',
   'test/roles.multiprocess.e2e.test.ts',
   'test/races.crossprocess.e2e.test.ts',
+  // The event feed streamed by an API-only process and resumed across processes, on the external PostgreSQL and NATS too.
+  'test/event-feed.two-processes.e2e.test.ts',
   'test/refunds.races.e2e.test.ts',
   'test/bench.report.e2e.test.ts',
   // Bulk payouts racing single payouts on one wallet, replays and ids stable across a retry, on the external PostgreSQL and NATS too.
   'test/payouts.bulk.e2e.test.ts',
+  // The bulk-payouts bench scenario smoke-run against the real services (skipped without them).
+  'test/payouts.bulk.bench.e2e.test.ts',
   // Operator availability enforced through a second process's cache, on the external PostgreSQL and NATS too.
   'test/operators.availability.e2e.test.ts',
   // Statements chain with payments racing their boundaries, on the external PostgreSQL and NATS too.
