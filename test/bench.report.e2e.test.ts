@@ -135,3 +135,17 @@ t.test('the history and hot-merchant scenarios (smoke profile): each figure meas
   }
 });
 
+
+t.test('the as-of scenario (smoke profile): p50 and p99 of GET /wallets?as_of= on a long wallet, judged against 50 ms', {
+  skip: services ? false : 'needs PostgreSQL and NATS (DATABASE_URL and NATS_URL): the bench runs against the real services',
+  timeout: 300_000,
+}, async (t) => {
+  const { report } = await smokeRun(t, 'as-of');
+  t.same(report.failures, {}, 'no scenario failed (each sampled answer is the sum of the movements before its instant)');
+  for (const name of ['as-of p50', 'as-of p99']) {
+    const r = report.scenarios[name];
+    t.ok(typeof r?.value === 'number' && r.value > 0, `${name}: measured`);
+    t.same(r?.target, { on: 'value', op: '<=', bound: 50 }, `${name}: judged against 50 ms`);
+    t.equal(r?.details?.answersChecked, true, `${name}: the answers were checked`);
+  }
+});
