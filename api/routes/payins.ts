@@ -39,7 +39,8 @@ export const payinsModule: ApiModule = {
         ...merchant, operationId: 'createPayin', summary: 'Create a payin from an active payin quote', 'x-idempotent': true,
         description:
           'Collects the quote\'s send_amount from the payer (source). Answers 201 pending; the outcome ' +
-          'arrives as payin.completed or payin.failed (webhook and GET). The quote is consumed. Idempotent.',
+          'arrives as payin.completed or payin.failed (webhook and GET). The quote is consumed. Idempotent. An operator ' +
+          'closed for payins refuses it (400 operator_unavailable: the quote not consumed).',
         parameters: [idempotencyHeader], requestBody: body(ref('PayinCreate')),
         responses: { 201: json(ref('Payin'), 'Created (status pending)'), 400: errors[400], 401: errors[401], 409: errors[409] },
       },

@@ -36,7 +36,8 @@ export const payoutsModule: ApiModule = {
         ...merchant, operationId: 'createPayout', summary: 'Create a payout from an active payout quote', 'x-idempotent': true,
         description:
           'Pays the quote\'s receive_amount to the recipient. send_amount is held in the wallet at once (400 ' +
-          'insufficient_balance if short); answers 201 pending; payout.completed or payout.failed follows. Idempotent.',
+          'insufficient_balance if short); answers 201 pending; payout.completed or payout.failed follows. Idempotent. An operator ' +
+          'closed for payouts refuses it (400 operator_unavailable: nothing held, the quote not consumed).',
         parameters: [idempotencyHeader], requestBody: body(ref('PayoutCreate')),
         responses: { 201: json(ref('Payout'), 'Created (status pending)'), 400: errors[400], 401: errors[401], 409: errors[409] },
       },

@@ -94,7 +94,8 @@ export const quotesModule: ApiModule = {
         ...merchant, operationId: 'createPayinQuote', summary: 'Quote a payin (collection)', 'x-idempotent': true,
         description:
           'Locks the fee, the amounts and the route of a collection for a ' +
-          'few minutes (expires_at). Then POST /payins with its id. Idempotent.',
+          'few minutes (expires_at). Then POST /payins with its id. Idempotent. An operator closed for payins refuses it ' +
+          '(400 operator_unavailable); a delayed one is said in operator_availability.',
         parameters: [idempotencyHeader], requestBody: body(ref('QuotePayinRequest')), responses: created,
       },
     },
@@ -103,7 +104,8 @@ export const quotesModule: ApiModule = {
         ...merchant, operationId: 'createPayoutQuote', summary: 'Quote a payout (disbursement)', 'x-idempotent': true,
         description:
           'Locks the fee, the amounts and the route of a disbursement for a ' +
-          'few minutes (expires_at). Then POST /payouts with its id. Idempotent.',
+          'few minutes (expires_at). Then POST /payouts with its id. Idempotent. An operator closed for payouts refuses it ' +
+          '(400 operator_unavailable); a delayed one is said in operator_availability.',
         parameters: [idempotencyHeader], requestBody: body(ref('QuotePayoutRequest')), responses: created,
       },
     },
@@ -112,7 +114,8 @@ export const quotesModule: ApiModule = {
         ...merchant, operationId: 'createTransferQuote', summary: 'Quote a two-leg transfer', 'x-idempotent': true,
         description:
           'Locks a two-leg transfer\'s fee and amounts: collect payin_amount from the payer, ' +
-          'pay payout_amount to the recipient. The merchant needs the corridor enabled. Idempotent.',
+          'pay payout_amount to the recipient. The merchant needs the corridor enabled. Idempotent. Refused (400 ' +
+          'operator_unavailable) while the payer\'s operator is closed for payins or the recipient\'s for payouts.',
         parameters: [idempotencyHeader], requestBody: body(ref('QuoteTransferRequest')), responses: created,
       },
     },

@@ -133,7 +133,9 @@ export const transfersModule: ApiModule = {
         ...merchant, operationId: 'createTransfer', 'x-idempotent': true,
         description:
           'Starts a two-leg transfer from an active transfer quote: the payout amount is held in the payout currency, ' +
-          'the payer is collected, then the recipient is paid. Answers 201 pending; transfer.* events follow. Idempotent.',
+          'the payer is collected, then the recipient is paid. Answers 201 pending; transfer.* events follow. Idempotent. ' +
+          'Refused (400 operator_unavailable, nothing held, the quote not consumed) while the payer\'s operator is closed ' +
+          'for payins or the recipient\'s for payouts.',
         summary: 'Create a transfer from an active transfer quote: collect from the payer, then disburse to the recipient',
         parameters: [idempotencyHeader], requestBody: body(ref('TransferCreate')),
         responses: { 201: json(ref('Transfer'), 'Created (status pending)'), 400: errors[400], 401: errors[401], 409: errors[409] },
