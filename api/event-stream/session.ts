@@ -58,6 +58,8 @@ export class EventStreamSession {
     res.setHeader('Cache-Control', 'no-cache, no-store');
     // Reverse proxies (nginx) buffer responses unless told not to: events must go out as written.
     res.setHeader('X-Accel-Buffering', 'no');
+    // The connection ends with the stream: one left open for reuse would hold a shutdown up to the keep-alive time-out.
+    res.setHeader('Connection', 'close');
     res.socket?.setNoDelay(true);
     res.flushHeaders();
     this.write(': stream open\n\n');
