@@ -172,6 +172,27 @@ t.test('transfers: the payer\'s operator checked for payins, the recipient\'s fo
   t.equal((await transfer(kept.id)).status, 201, 'accepted once reopened');
 });
 
+t.test('bulk payouts: an item on a closed operator is refused as its own POST /payouts would be, the others go on', async (t) => {
+  const m = await h.newMerchant();
+  const customer = await newCustomer(h, m, 'SN', '+221770000001');
+  await topUp(h, m, 'XOF', '20000');
+  const wave = await quote(h, m, 'payout', leg('SN_WAVE_MOMO', 'SN', 'XOF', '3000'));
+  const free = await quote(h, m, 'payout', leg('SN_FREE_MOMO', 'SN', 'XOF', '4000'));
+  await setAvailability('SN_FREE_MOMO', { payout: 'closed' });
+  const item = (reference: string, quoteId: string, operator: string) => ({
+    reference, quote_id: quoteId, customer_id: customer, payment_reason_text: 'x', recipient: { ...recipient('+221770000098'), operator_code: operator },
+  });
+  const r = await h.as(m, 'POST', '/payouts/bulk', { items: [item('A', wave.id, 'SN_WAVE_MOMO'), item('B', free.id, 'SN_FREE_MOMO')] }, { idem: true });
+  t.equal(r.status, 201);
+  t.match(r.body.items, [
+    { reference: 'A', status: 201 },
+    { reference: 'B', status: 400, error: { error: { code: 'operator_unavailable', details: [{ field: 'recipient.operator_code' }] } } },
+  ]);
+  t.match(await wallet(h, m, 'XOF'), { available: '17000', reserved: '3000' }, 'only the open operator\'s payout held');
+  t.equal((await h.as(m, 'GET', `/quotes/${free.id}`)).body.status, 'active', 'the refused item\'s quote kept');
+  await reopen('SN_FREE_MOMO');
+});
+
 t.test('delayed: accepted, and the quote says so', async (t) => {
   const m = await transferMerchant(h);
   await setAvailability('SN_FREE_MOMO', { payout: 'delayed' });
