@@ -11,14 +11,27 @@ import { DomainError } from '../domain/errors.ts';
 import * as M from '../domain/merchant.ts';
 import * as W from '../domain/webhook-endpoints.ts';
 import { randomToken } from '../infra/secrets.ts';
+import { checkUrl, UnsafeUrlError, webhookUrlPolicy, type Resolver } from '../infra/url-safety.ts';
 import { streams } from './streams.ts';
 import { toNew } from './aggregates.ts';
+import { rotateWebhookSecret } from './merchants.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 
 /** The default staging window of a rotation: a day to add the new secret to the receiver. */
 export const DEFAULT_ACTIVATE_AFTER_SECONDS = 86_400;
 
 const newSecret = () => randomToken('whsec_', 32);
+
+/** CONTRACT §1's URL rules, as the operator's webhook URL is checked: a refusal is a 400 naming `url`. */
+export async function checkedWebhookUrl(s: { config: { allowPrivateUrls: boolean }; resolver: Resolver }, raw: string): Promise<string> {
+  try {
+    await checkUrl(raw, webhookUrlPolicy(s));
+  } catch (err) {
+    if (err instanceof UnsafeUrlError) throw new DomainError('bad_request', `Webhook URL refused: ${err.message}`, [{ field: 'url', message: err.message }]);
+    throw err;
+  }
+  return raw;
+}
 const now = (s: Services) => s.clock.now().toISOString();
 
 /** A merchant's pre-endpoint URL and secret seen as its one endpoint (id: the merchant id, every event). */
@@ -134,10 +147,16 @@ export async function configureFirstEndpoint(s: Services, merchantId: string, ur
   return { url, signingSecret: secret };
 }
 
-/** The operator's rotate-secret: a new secret for the first endpoint, at once (400 when there is none). */
+/**
+ * The operator's (and the dashboard's) rotate-secret: a new secret for the first endpoint, at once
+ * (400 when there is none). A merchant without endpoint events rotates its URL's secret on its own
+ * stream, as before endpoints (that URL is its endpoint).
+ */
 export async function rotateFirstEndpointSecret(s: Services, merchantId: string, meta: EventMetadata) {
   M.requireMerchant((await s.aggregates.load(streams.merchant(merchantId), M.merchantDecider)).state);
-  const first = (await endpointsOf(s, merchantId))[0];
+  const { state } = await s.aggregates.load(streams.webhookEndpoints(merchantId), W.endpointsDecider);
+  if (!state.started) return rotateWebhookSecret(s, merchantId, meta);
+  const first = state.endpoints[0];
   if (!first) throw new DomainError('bad_request', 'No webhook URL is configured for this merchant');
   const { signingSecret } = await rotateEndpointSecret(s, merchantId, first.id, 0, meta);
   return { url: first.url, signingSecret };

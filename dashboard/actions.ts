@@ -9,6 +9,7 @@ import { DomainError } from '../domain/errors.ts';
 import { checkUrl, UnsafeUrlError } from '../infra/url-safety.ts';
 import { webhookUrlPolicy } from '../infra/url-safety.ts';
 import { requestRedelivery } from '../commands/webhook-redeliveries.ts';
+import { configureFirstEndpoint, rotateFirstEndpointSecret } from '../commands/webhook-endpoints.ts';
 import { sendTestWebhook } from '../commands/webhook-tests.ts';
 import { keyView } from '../api/routes/admin-merchants.ts';
 import type { Session } from './session.ts';
@@ -53,7 +54,8 @@ export async function setWebhookUrl(s: ApiServices, session: Session, requestId:
     if (err instanceof UnsafeUrlError) throw new DomainError('bad_request', `Webhook URL refused: ${err.message}`, [{ field: 'url', message: err.message }]);
     throw err;
   }
-  return C.configureWebhook(s, session.merchantId, url, meta(session, requestId));
+  // The merchant's first endpoint (CONTRACT.md §11), as the operator's PUT sets it.
+  return configureFirstEndpoint(s, session.merchantId, url, meta(session, requestId));
 }
 
 async function configuredUrl(s: ApiServices, merchantId: string): Promise<string> {
@@ -63,7 +65,7 @@ async function configuredUrl(s: ApiServices, merchantId: string): Promise<string
 }
 
 export async function rotateWebhookSecret(s: ApiServices, session: Session, requestId: string) {
-  return C.rotateWebhookSecret(s, session.merchantId, meta(session, requestId));
+  return rotateFirstEndpointSecret(s, session.merchantId, meta(session, requestId));
 }
 
 /** `testId`: the form's claim id (form-once.ts), so a claim taken over after a crash sends no second test. */

@@ -6,7 +6,6 @@ import { body, errors, idempotencyHeader, idParam, json, ref } from '../openapi/
 import { DomainError, invariant } from '../../domain/errors.ts';
 import { endpointIn, filterableEvents, ALL_EVENTS, type WebhookEndpoint } from '../../domain/webhook-endpoints.ts';
 import * as C from '../../commands/webhook-endpoints.ts';
-import { checkUrl, UnsafeUrlError, webhookUrlPolicy } from '../../infra/url-safety.ts';
 
 const tags = ['Webhook endpoints'];
 const merchant = { 'x-auth': 'merchant' as const, tags };
@@ -73,16 +72,7 @@ function endpointView(e: WebhookEndpoint) {
   };
 }
 
-/** CONTRACT §1's URL rules, as the operator's webhook URL is checked (a refusal is a 400 naming `url`). */
-async function checkedUrl(ctx: Ctx, raw: string): Promise<string> {
-  try {
-    await checkUrl(raw, webhookUrlPolicy(ctx.services));
-  } catch (err) {
-    if (err instanceof UnsafeUrlError) throw new DomainError('bad_request', `Webhook URL refused: ${err.message}`, [{ field: 'url', message: err.message }]);
-    throw err;
-  }
-  return raw;
-}
+const checkedUrl = (ctx: Ctx, raw: string) => C.checkedWebhookUrl(ctx.services, raw);
 
 const meta = (ctx: Ctx) => ({ requestId: ctx.requestId, actor: `merchant:${ctx.merchantId}` });
 const endpointId = idParam('endpoint_id');

@@ -20,6 +20,10 @@ function explain(s: Summary): Html {
     case 'webhook_secret_rotated':
       return html`<p>This form was already sent: ${s.action === 'webhook_set' ? 'it saved the webhook URL and created a signing secret' : 'it rotated the signing secret'}. Nothing was changed again.</p>
 <p class="warning">The signing secret was shown once and cannot be shown again; rotate it if you lost it.</p>${WEBHOOKS_LINK}`;
+    case 'endpoint_created':
+    case 'endpoint_secret_rotated':
+      return html`<p>This form was already sent: ${s.action === 'endpoint_created' ? 'it added the webhook endpoint' : "it rotated the endpoint's signing secret"}. Nothing was done again.</p>
+<p class="warning">The signing secret was shown once and cannot be shown again; rotate it if you lost it.</p>${WEBHOOKS_LINK}`;
     default:
       return html`<p>This form was already sent, and what it asked for was done then. It was not done again.</p>
 <p><a href="${BASE}">Dashboard home</a></p>`;

@@ -1,15 +1,24 @@
-// Webhook settings: the URL (checked by the same SSRF rules as the operator API), the signing secret
-// revealed once (on setting the URL or rotating), "send test event", and the latest events.
+// Webhook settings: the endpoints (CONTRACT.md §11: list, add, edit URL and filter, enable/disable,
+// delete, staged rotation: pages/webhook-endpoints.ts), the first endpoint's URL as the operator sets it
+// (checked by the same SSRF rules as the operator API), a signing secret revealed once (on adding an
+// endpoint, setting the URL or rotating), "send test event", and the latest events.
 import { html, type Html } from '../html.ts';
 import type { Session } from '../session.ts';
 import type { EventView } from '../../projections/webhook-events.ts';
 import { BASE, confirmForm, csrfField, nonceField, notice, page, revealOnce } from './layout.ts';
 import { eventsTable } from './events.ts';
+import { endpointsSection } from './webhook-endpoints.ts';
+import type { WebhookEndpoint } from '../../domain/webhook-endpoints.ts';
 
 export interface WebhooksData {
   url: string | null;
   recent: EventView[];
+  endpoints: WebhookEndpoint[];
+  /** The event names an endpoint may filter on. */
+  eventNames: string[];
   secret?: string | undefined;
+  /** A staged rotation's secret: when it takes over (the current one signs until then). */
+  activatesAt?: string | undefined;
   info?: string | undefined;
   error?: string | undefined;
   typedUrl?: string | undefined;
@@ -29,11 +38,15 @@ export function webhooksPage(session: Session, d: WebhooksData): Html {
   return page(session, 'Webhooks', 'webhooks', html`
 ${notice(d.info)}${notice(d.error, 'error')}
 ${d.secret ? revealOnce('Signing secret', 'signing-secret',
-    'Your server needs it to check that each request comes from us. The previous secret (if any) no longer signs anything: every attempt from now on, retries included, is signed with this one.',
+    d.activatesAt
+      ? `Add it to your server now, beside the current one: the current secret keeps signing until ${d.activatesAt}, then this one signs every attempt (retries included).`
+      : 'Your server needs it to check that each request comes from us. The previous secret (if any) no longer signs anything: every attempt from now on, retries included, is signed with this one.',
     [{ id: 'signing-secret', label: html`Signing secret, for <code>X-Service-Signature</code>`, value: d.secret }]) : ''}
+${endpointsSection(session, d.endpoints, d.eventNames)}
 <section aria-labelledby="url-h">
-<h2 id="url-h">Endpoint</h2>
-<p>When a payin, payout or transfer reaches a final state we send a signed <code>POST</code> to this URL and retry
+<h2 id="url-h">First endpoint's URL</h2>
+<p>The URL of your first endpoint (the one the operator sets), for every event unless you change its filter above.
+When a payin, payout or transfer reaches a final state we send a signed <code>POST</code> to each endpoint that takes it and retry
 (1 min, 5 min, 15 min, 1 h, 4 h, 12 h) until your server answers <code>2xx</code>.</p>
 <form method="post" action="${BASE}/webhooks" class="stack">
   ${csrfField(session.csrfToken)}${nonceField()}

@@ -1,10 +1,14 @@
-// Signed in: the merchant's webhook: its URL (setting it shows the signing secret once), rotating
-// the signing secret (after a confirmation), and sending a test event.
+// Signed in: the merchant's webhooks: its endpoints (CONTRACT.md §11: add, edit, enable/disable,
+// delete, staged rotation; a new secret shown once), the first endpoint's URL (setting it shows the
+// signing secret once), rotating that one's secret at once (after a confirmation), and a test event.
 import type { Request, Response, Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
 import { DomainError } from '../../domain/errors.ts';
 import * as D from '../data.ts';
 import * as A from '../actions.ts';
+import { endpointsOf } from '../../commands/webhook-endpoints.ts';
+import { filterableEvents } from '../../domain/webhook-endpoints.ts';
+import { addEndpointRoutes } from './webhook-endpoints.ts';
 import { BASE } from '../pages/layout.ts';
 import { webhooksPage } from '../pages/webhooks.ts';
 import { confirmPage } from '../pages/confirm.ts';
@@ -13,10 +17,15 @@ import { NONCE_FIELD, once } from '../form-once.ts';
 import { done, field, keepNonce, locals, nonce, requestId, send } from '../http.ts';
 
 /** The webhooks page: the URL and the ten latest events, with what the form just did. */
-async function webhooks(s: ApiServices, req: Request, res: Response, status: number, extra: { secret?: string; error?: string; typedUrl?: string } = {}) {
+async function webhooks(
+  s: ApiServices, req: Request, res: Response, status: number, extra: { secret?: string; activatesAt?: string | undefined; error?: string; typedUrl?: string } = {},
+) {
   const { session } = locals(res);
-  const [url, recent] = await Promise.all([D.webhookUrlOf(s, session.merchantId), D.eventsOf(s, session.merchantId, { limit: 10 })]);
-  send(res, status, webhooksPage(session, { url, recent: recent.data, info: done(req), allowPrivateUrls: s.config.allowPrivateUrls, ...extra }));
+  const [endpoints, recent] = await Promise.all([endpointsOf(s, session.merchantId), D.eventsOf(s, session.merchantId, { limit: 10 })]);
+  const url = endpoints[0]?.url ?? null;
+  send(res, status, webhooksPage(session, {
+    url, endpoints, eventNames: filterableEvents(), recent: recent.data, info: done(req), allowPrivateUrls: s.config.allowPrivateUrls, ...extra,
+  }));
 }
 
 async function setUrl(s: ApiServices, req: Request, res: Response): Promise<void> {
@@ -52,6 +61,7 @@ export function addWebhookRoutes(r: Router, s: ApiServices): void {
   r.get('/webhooks', (req, res) => webhooks(s, req, res, 200));
   r.post('/webhooks', (req, res) => setUrl(s, req, res));
   r.post('/webhooks/rotate-secret', (req, res) => rotateSecret(s, req, res));
+  addEndpointRoutes(r, s, webhooks);
   r.post('/webhooks/test', async (req, res) => {
     const { session } = locals(res);
     const sent = await once(s, session, nonce(req), `${BASE}/webhooks/test`,

@@ -1,0 +1,108 @@
+// Signed in: the endpoint forms of the Webhooks page (CONTRACT.md §11). Adding one and rotating a
+// secret run once per form (form-once.ts) and show the new secret once; disabling, deleting and
+// rotating are confirmed first (a <dialog> with JavaScript, else a page of the server's own).
+import type { Request, Response, Router } from 'express';
+import type { ApiServices } from '../../api/services.ts';
+import { DomainError } from '../../domain/errors.ts';
+import * as E from '../webhook-endpoints.ts';
+import { BASE } from '../pages/layout.ts';
+import { confirmPage } from '../pages/confirm.ts';
+import { alreadyDonePage } from '../pages/already-done.ts';
+import { NONCE_FIELD, once } from '../form-once.ts';
+import { field, keepNonce, locals, nonce, requestId, send } from '../http.ts';
+
+/** A repeated field (checkboxes): every string value sent under `name`. */
+function fields(req: Request, name: string): string[] {
+  const v = (req.body as Record<string, unknown> | undefined)?.[name];
+  return (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string').slice(0, 50);
+}
+
+const formOf = (req: Request): E.EndpointForm => ({ url: field(req, 'url'), events: fields(req, 'events'), description: field(req, 'description') });
+const endpointId = (req: Request) => String(req.params.endpointId);
+
+/** Renders the Webhooks page (routes/webhooks.ts), with a new secret or a refusal. */
+export type RenderWebhooks = (s: ApiServices, req: Request, res: Response, status: number, extra?: { secret?: string; activatesAt?: string | undefined; error?: string }) => Promise<void>;
+let webhooks: RenderWebhooks;
+
+/** A refusal (a bad URL, an unknown endpoint) shown on the page, with the status the API would answer. */
+async function refused(s: ApiServices, req: Request, res: Response, err: unknown): Promise<void> {
+  if (!(err instanceof DomainError) || (err.code !== 'bad_request' && err.code !== 'not_found')) throw err;
+  await webhooks(s, req, res, err.code === 'not_found' ? 404 : 400, { error: err.message });
+}
+
+/** Asks on a page of its own when the form came without `confirmed=yes` (no JavaScript); answers whether it asked. */
+function asked(req: Request, res: Response, o: { title: string; question: string; action: string; button: string; fields?: Record<string, string> }): boolean {
+  if (field(req, 'confirmed') === 'yes') return false;
+  const { session } = locals(res);
+  send(res, 200, confirmPage(session, { ...o, fields: o.fields ?? {}, back: `${BASE}/webhooks` }));
+  return true;
+}
+
+async function add(s: ApiServices, req: Request, res: Response): Promise<void> {
+  const { session } = locals(res);
+  try {
+    const r = await once(s, session, nonce(req), `${BASE}/webhooks/endpoints`,
+      (id) => E.addEndpoint(s, session, requestId(req), id, formOf(req)), (x) => ({ action: 'endpoint_created', endpoint_id: x.endpoint.id }));
+    if (r.kind === 'repeat') return send(res, 409, alreadyDonePage(session, r.summary));
+    await webhooks(s, req, res, 201, { secret: r.result.signingSecret ?? '' });
+  } catch (err) {
+    await refused(s, req, res, err);
+  }
+}
+
+async function rotate(s: ApiServices, req: Request, res: Response): Promise<void> {
+  const { session } = locals(res);
+  const action = `${BASE}/webhooks/endpoints/${endpointId(req)}/rotate-secret`;
+  const after = Number(field(req, 'activate_after_seconds') || '86400');
+  if (asked(req, res, {
+    title: 'Rotate the signing secret?', action, button: 'Rotate signing secret',
+    question: after > 0 ? 'A new signing secret is created; the current one keeps signing until it takes over.' : 'A new signing secret is created and signs at once.',
+    fields: { [NONCE_FIELD]: keepNonce(req), activate_after_seconds: String(after) },
+  })) return;
+  try {
+    const r = await once(s, session, nonce(req), action,
+      () => E.rotateEndpoint(s, session, requestId(req), endpointId(req), after), () => ({ action: 'endpoint_secret_rotated', endpoint_id: endpointId(req) }));
+    if (r.kind === 'repeat') return send(res, 409, alreadyDonePage(session, r.summary));
+    await webhooks(s, req, res, 200, { secret: r.result.signingSecret, activatesAt: after > 0 ? r.result.activatesAt : undefined });
+  } catch (err) {
+    await refused(s, req, res, err);
+  }
+}
+
+export function addEndpointRoutes(r: Router, s: ApiServices, render: RenderWebhooks): void {
+  webhooks = render;
+  r.post('/webhooks/endpoints', (req, res) => add(s, req, res));
+  r.post('/webhooks/endpoints/:endpointId', async (req, res) => {
+    const { session } = locals(res);
+    try {
+      await E.editEndpoint(s, session, requestId(req), endpointId(req), formOf(req));
+      res.redirect(303, `${BASE}/webhooks?done=endpoint_saved`);
+    } catch (err) {
+      await refused(s, req, res, err);
+    }
+  });
+  r.post('/webhooks/endpoints/:endpointId/status', async (req, res) => {
+    const { session } = locals(res);
+    const status = field(req, 'status') === 'enabled' ? 'enabled' : 'disabled';
+    const action = `${BASE}/webhooks/endpoints/${endpointId(req)}/status`;
+    if (status === 'disabled' && asked(req, res, { title: 'Disable this endpoint?', action, button: 'Disable', question: 'It is sent nothing until you enable it again.', fields: { status } })) return;
+    try {
+      await E.setEndpointStatus(s, session, requestId(req), endpointId(req), status);
+      res.redirect(303, `${BASE}/webhooks?done=endpoint_${status}`);
+    } catch (err) {
+      await refused(s, req, res, err);
+    }
+  });
+  r.post('/webhooks/endpoints/:endpointId/delete', async (req, res) => {
+    const { session } = locals(res);
+    const action = `${BASE}/webhooks/endpoints/${endpointId(req)}/delete`;
+    if (asked(req, res, { title: 'Delete this endpoint?', action, button: 'Delete', question: 'It is sent nothing more.' })) return;
+    try {
+      await E.removeEndpoint(s, session, requestId(req), endpointId(req));
+      res.redirect(303, `${BASE}/webhooks?done=endpoint_deleted`);
+    } catch (err) {
+      await refused(s, req, res, err);
+    }
+  });
+  r.post('/webhooks/endpoints/:endpointId/rotate-secret', (req, res) => rotate(s, req, res));
+}
