@@ -85,10 +85,11 @@ export const eventsModule: ApiModule = {
         'x-auth': 'merchant', tags, operationId: 'listEvents',
         description:
           'The merchant\'s webhook events, newest first, each with its envelope (id, event, created_at, data), its delivery ' +
-          'status and attempts. Filters: status or delivery_status, event, type, resource_id, customer_id, created_from, created_to.',
-        summary: 'Webhook events of this merchant, newest first, with delivery status and attempts',
+          'status and attempts. Filters: status or delivery_status, event, type, resource_id, customer_id, created_from, created_to. ' +
+          'order=asc lists them oldest first in feed order, after=<event id> from a given event on (the order of GET /events/stream).',
+        summary: 'Webhook events of this merchant, newest first (or oldest first after an event), with delivery status and attempts',
         parameters: listParameters,
-        responses: { 200: json(listOf(ref('WebhookEvent'))), 400: errors[400], 401: errors[401] },
+        responses: { 200: json(listOf(ref('WebhookEvent'))), 400: errors[400], 401: errors[401], 404: errors[404] },
       },
     },
     '/events/{event_id}': {

@@ -202,6 +202,8 @@ export const operationExamples: Record<string, OperationExample> = {
   listEvents: { response: list(webhookEvent) },
   getEvent: { response: webhookEvent },
   redeliverEvent: { response: webhookEvent },
+  // The event feed (CONTRACT §12): one event as the stream frames it, then an idle stream's comment.
+  streamEvents: { response: `: stream open\n\nid: ${payinCompleted.id}\ndata: ${JSON.stringify(payinCompleted)}\n\n: keep-alive\n\n` },
 };
 
 /** The body a webhook event sends, for the events whose recorded snapshot we have (completions, the test event). */
