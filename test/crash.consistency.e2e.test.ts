@@ -1,6 +1,7 @@
 // Issue 9, point 1: crash consistency. The service runs as a child process (`app/main.ts`) under a
-// mixed merchant load (payins, payouts, transfers, relaunches of failed disbursements, all with
-// Idempotency-Keys) and is killed with SIGKILL again and again, then started on the same data:
+// mixed merchant load (payins, payouts, transfers, relaunches of failed disbursements, refunds of
+// completed payins, all with Idempotency-Keys) and is killed with SIGKILL again and again, then
+// started on the same data:
 //  - aimed kills: the process is started with an armed crash point (CRASH_AT, infra/crash-points.ts)
 //    and kills itself right after an append committed (before projection, answer or forwarding),
 //    right after a webhook attempt was answered (before it is recorded), or right after the provider
@@ -292,7 +293,7 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
     `503 for a commit in doubt=${driver.stats.inDoubt503}, unexpected=${driver.stats.unexpected.length}`);
   t.comment(
     `  payments=${driver.payments.length} (payins ${byKind('payin')}, payouts ${byKind('payout')}, transfers ${byKind('transfer')}, ` +
-    `relaunches ${driver.acked.filter((a) => a.kind === 'relaunch').length}), terminal=${terminal}, pending-legit=${pending}, off-plan=${misses.length}`);
+    `relaunches ${driver.acked.filter((a) => a.kind === 'relaunch').length}, refunds ${byKind('refund')}), terminal=${terminal}, pending-legit=${pending}, off-plan=${misses.length}`);
   t.comment(
     `  duplicates=${figures.duplicates.length}, provider problems=${figures.providerProblems.length}, orphans=${figures.orphans.length}, ` +
     `ledger imbalance=${ledger ? Object.values(ledger.counts as Record<string, number>).reduce((a, b) => a + b, 0) : 'n/a'}, ` +
@@ -308,6 +309,7 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
   t.ok(kills['append-in-doubt'] > 0 && driver.stats.inDoubt503 > 0, 'a commit in doubt was answered 503, and its retry answered what committed (no unexpected answer, no orphan)');
   t.same(driver.stats.unexpected, [], 'no unexpected answer (no 5xx outside a database outage, no refusal of a valid request)');
   t.ok(driver.acked.length > 0 && driver.payments.length > 0, 'the load was acknowledged');
+  t.ok(byKind('refund') > 0, 'refunds were part of the load');
   t.same(resources.problems, [], `every acknowledged request's resource is there with its amounts (${resources.checked} checked)`);
   t.same(misses, [], 'every payment is terminal as planned, or legitimately pending');
   t.same(figures.duplicates, [], 'each collection and each successful disbursement recorded once');

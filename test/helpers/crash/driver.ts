@@ -1,15 +1,16 @@
 // The merchant side of the crash suite: a mixed load of payins, payouts and transfers (some planned to
-// fail or stay pending by the sandbox's phone rules, failed disbursements relaunched), sent with
-// Idempotency-Keys through a service that keeps dying. A request that meets a dead service (network
-// error), an `idempotency_in_progress` (its first attempt's claim is still leased), a 5xx while the
-// database is down or a 503 for a commit in doubt is retried with the same key, as a merchant would; whatever answers 2xx is
-// recorded as acknowledged, with the plan the payment must end in.
+// fail or stay pending by the sandbox's phone rules, failed disbursements relaunched, half the completed
+// CM payins refunded in part, each refund planned by its amount's ending), sent with Idempotency-Keys
+// through a service that keeps dying. A request that meets a dead service (network error), an
+// `idempotency_in_progress` (its first attempt's claim is still leased), a 5xx while the database is
+// down or a 503 for a commit in doubt is retried with the same key, as a merchant would; whatever
+// answers 2xx is recorded as acknowledged, with the plan the payment must end in.
 import { randomBytes } from 'node:crypto';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Rng } from './rng.ts';
 
 export type Plan = 'ok' | 'fail' | 'stuck';
-export type PaymentKind = 'payin' | 'payout' | 'transfer';
+export type PaymentKind = 'payin' | 'payout' | 'transfer' | 'refund';
 
 export interface Acked {
   kind: 'customer' | 'quote' | PaymentKind | 'relaunch';
@@ -26,8 +27,9 @@ export interface PlannedPayment {
   kind: PaymentKind;
   id: string;
   acked: Acked;
+  /** The quote it consumed ('' for a refund: it has none). */
   quoteId: string;
-  /** payin: the payer; payout: the recipient; transfer: the payer (collection). */
+  /** payin: the payer; payout: the recipient; transfer: the payer (collection); refund: its amount's ending. */
   plan: Plan;
   /** transfer only: the first disbursement's recipient. */
   payoutPlan?: Plan;
@@ -190,7 +192,32 @@ export class Driver {
     const source = party(country, operator, otp ? snPhone(rng, 'ok') : cmPhone(rng, plan));
     const extra = otp ? { otp: plan === 'fail' ? '000000' : String(rng.int(100_000, 999_999)) } : {};
     const p = await this.create('payin', '/payins', { quote_id: q.id, customer_id: customer, source, ...extra });
-    if (p) this.payments.push({ kind: 'payin', id: p.id, acked: p, quoteId: q.id, plan });
+    if (!p) return;
+    this.payments.push({ kind: 'payin', id: p.id, acked: p, quoteId: q.id, plan });
+    if (plan === 'ok' && !otp && rng.chance(0.5)) this.follow(this.refundWhenCompleted(p));
+  }
+
+  /**
+   * Once the payin completed, refunds part of it (CONTRACT §9): at most its net credit, so the XAF
+   * wallet (credited only by collections) always covers it; the amount's ending plans the outcome.
+   */
+  private async refundWhenCompleted(payin: Acked): Promise<void> {
+    const { rng } = this.o;
+    const deadline = Date.now() + 180_000;
+    for (;;) {
+      const r = await this.call('GET', `/payins/${payin.id}`);
+      if (r.status === 200 && r.body.status === 'completed') break;
+      if (Date.now() > deadline) {
+        this.stats.unexpected.push(`payin ${payin.id} never completed, so was not refunded: ${r.text.slice(0, 300)}`);
+        return;
+      }
+      await sleep(300);
+    }
+    const plan: Plan = rng.pick(['ok', 'ok', 'ok', 'fail', 'stuck'] as const);
+    const ending = plan === 'fail' ? 99 : plan === 'stuck' ? 98 : rng.int(10, 97);
+    const amount = rng.int(0, Math.floor((Number(payin.body.receive_amount) - 100) / 100)) * 100 + ending;
+    const refund = await this.create('refund', '/refunds', { payin_id: payin.id, amount: String(amount), reason: 'Crash suite' });
+    if (refund) this.payments.push({ kind: 'refund', id: refund.id, acked: refund, quoteId: '', plan });
   }
 
   private async payout(): Promise<void> {

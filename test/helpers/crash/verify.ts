@@ -11,7 +11,7 @@ import { PostgresEventStore } from '../../../infra/eventstore/postgres.ts';
 import type { Database } from '../../../infra/db.ts';
 import { systemClock } from '../../../infra/clock.ts';
 import * as W from '../../../domain/wallet.ts';
-import { SEED_WEBHOOK_EVENTS } from '../../../domain/webhook-events.ts';
+import { WEBHOOK_EVENTS_BY_TYPE } from '../../../domain/webhook-events.ts';
 import { verifyWebhook } from '../../../webhook-verifier/index.ts';
 import type { Delivery } from '../webhooks.ts';
 import type { Driver, PlannedPayment } from './driver.ts';
@@ -68,6 +68,7 @@ export async function acknowledgedResources(driver: Driver): Promise<{ checked: 
     payin: ['id', 'quote_id', 'send_amount', 'receive_amount', 'total_fee'],
     payout: ['id', 'quote_id', 'send_amount', 'receive_amount', 'total_fee'],
     transfer: ['id', 'quote_id', 'payin_amount', 'payout_amount', 'total_fee'],
+    refund: ['id', 'payin_id', 'amount', 'currency'],
   };
   let checked = 0;
   for (const a of driver.acked) {
@@ -87,6 +88,11 @@ export async function acknowledgedResources(driver: Driver): Promise<{ checked: 
       if (String(r.body[f]) !== String(a.body[f])) problems.push(`${a.kind} ${a.id}: ${f} answered ${a.body[f]}, now ${r.body[f]}`);
     }
     if (a.kind === 'quote' && r.body.status !== 'consumed') problems.push(`quote ${a.id} is ${r.body.status}, its payment was acknowledged`);
+    if (a.kind === 'refund') {
+      // An acknowledged refund is claimed on its payin exactly once.
+      const ids = ((await driver.call('GET', `/payins/${a.body.payin_id}`)).body?.refund_ids ?? []) as string[];
+      if (ids.filter((id) => id === a.id).length !== 1) problems.push(`refund ${a.id}: its payin lists it ${ids.filter((id) => id === a.id).length} times`);
+    }
     checked++;
   }
   return { checked, problems };
@@ -110,6 +116,10 @@ export function expectedWallets(payments: PlannedPayment[], finals: Map<string, 
     const b = finals.get(p.id);
     if (p.kind === 'payin') {
       if (b.status === 'completed') w[b.receive_currency]!.available += big(b.receive_amount);
+    } else if (p.kind === 'refund') {
+      // Held at create: posted on completion, released on failure (no fee).
+      if (b.status !== 'failed') w[b.currency]!.available -= big(b.amount);
+      if (b.status === 'pending') w[b.currency]!.reserved += big(b.amount);
     } else if (p.kind === 'payout') {
       // Held at create: posted on completion, released on failure.
       if (b.status !== 'failed') w.XOF!.available -= big(b.send_amount);
@@ -148,6 +158,7 @@ export interface StoreFigures {
 const TERMINAL: Record<string, string[]> = {
   payin: ['payin.completed', 'payin.failed'],
   payout: ['payout.completed', 'payout.failed'],
+  refund: ['refund.completed', 'refund.failed'],
 };
 
 /** Checks straight from the database, with the service stopped (or, on PostgreSQL, beside it). */
@@ -187,7 +198,7 @@ export async function storeChecks(opts: {
     else firstArrival.set(id, i);
   });
 
-  const hooksOf = (kind: string) => (SEED_WEBHOOK_EVENTS as Record<string, readonly string[]>)[kind]!;
+  const hooksOf = (kind: string) => WEBHOOK_EVENTS_BY_TYPE[kind]!;
   for (const p of driver.payments) {
     const events = await store.readStream(`${p.kind}-${p.id}`);
     const count = (type: string) => events.filter((e) => e.type === type).length;
@@ -234,7 +245,7 @@ export async function storeChecks(opts: {
   // Orphans: a resource nobody was told about (a crashed create retried must reuse its id).
   const known = new Set(driver.acked.filter((a) => a.kind !== 'relaunch').map((a) => `${a.kind}-${a.id}`));
   const streamIds = (await knex('streams').select('stream_id').where((q) => {
-    for (const k of ['customer', 'quote', 'payin', 'payout', 'transfer']) q.orWhere('stream_id', 'like', `${k}-%`);
+    for (const k of ['customer', 'quote', 'payin', 'payout', 'transfer', 'refund']) q.orWhere('stream_id', 'like', `${k}-%`);
   })) as Array<{ stream_id: string }>;
   for (const { stream_id } of streamIds) if (!known.has(stream_id)) f.orphans.push(stream_id);
 
