@@ -74,6 +74,7 @@ export interface LedgerSummary {
   payins: number;
   payouts: number;
   transfers: number;
+  refunds: number;
   currencies: CurrencyTotals[];
 }
 
@@ -427,7 +428,7 @@ export class LedgerAudit {
       counts,
       summary: {
         events: this.events, wallet_events: this.walletEvents, wallets: this.wallets.size,
-        payins: this.payins.size, payouts: this.payouts.size, transfers: this.transfers.size, currencies,
+        payins: this.payins.size, payouts: this.payouts.size, transfers: this.transfers.size, refunds: this.refunds.size, currencies,
       },
     };
   }

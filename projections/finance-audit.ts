@@ -106,7 +106,7 @@ export function formatAuditReport(r: AuditReport): string {
   out.push(`audit ${r.ok ? 'PASSED' : 'FAILED'}: ${r.discrepancies} discrepanc${r.discrepancies === 1 ? 'y' : 'ies'} (${(r.elapsed_ms / 1000).toFixed(1)}s)`);
   out.push('');
   out.push(`ledger: ${s.events} events replayed up to position ${r.ledger.position}; ${s.wallet_events} wallet movements in ${s.wallets} wallets; ` +
-    `${s.payins} payins, ${s.payouts} payouts, ${s.transfers} transfers`);
+    `${s.payins} payins, ${s.payouts} payouts, ${s.transfers} transfers, ${s.refunds} refunds`);
   for (const c of LEDGER_CHECKS) {
     const n = r.ledger.counts[c];
     out.push(`  ${mark(n === 0)}  ${c.padEnd(16)} ${n === 0 ? '' : `${n} finding${n === 1 ? '' : 's'}`}`.trimEnd());

@@ -62,6 +62,7 @@ t.test('the finance audit passes after refunds, and checks them', async (t) => {
   t.equal(r.status, 200);
   t.equal(r.body.ok, true);
   t.same(r.body.ledger.findings, []);
+  t.equal(r.body.ledger.summary.refunds, 2, 'the refunds counted');
   const refunds = r.body.read_models.find((p: any) => p.projection === 'refunds');
   t.match(refunds, { ok: true, tables: [{ table: 'refunds', live_rows: 2, fresh_rows: 2 }] }, 'the refunds read model matches a fresh fold');
   // The audit would catch a refund whose money moved twice: forge a second post of its hold.

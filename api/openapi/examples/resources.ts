@@ -1328,6 +1328,7 @@ export const audit = {
       payins: 3,
       payouts: 2,
       transfers: 3,
+      refunds: 0,
       currencies: [
         {
           currency: 'XAF',
