@@ -11,6 +11,10 @@ import { startTestApp, type MerchantCreds } from './helpers/app.ts';
 import { leg, newCustomer, quote, settled, topUp, until, wallet } from './helpers/money.ts';
 import { batchPayoutId, createPayoutBatch } from '../commands/payouts-bulk.ts';
 import type { Recipient } from '../domain/payment.ts';
+import { rebuildProjection } from '../projections/rebuild.ts';
+import { Aggregates } from '../commands/aggregates.ts';
+import { topUp as topUpCommand } from '../commands/wallets.ts';
+import { payoutBatchesProjection } from '../projections/payout-batches.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());
@@ -157,6 +161,13 @@ t.test('GET /payouts/bulk/{id}: each payout as it is now; another merchant\'s ba
     { reference: 'refused', status: 400, error: { error: { code: 'customer_not_found' } } },
   ]);
   t.match(await wallet(h, m, 'XOF'), { available: '2000', reserved: '0' }, 'one posted, one released');
+  // The read model is rebuilt from the events alone, to the same rows and the same answer.
+  const rows = () => s.knex('payout_batches').orderBy('id').select('id', 'merchant_id', 'created_at', 'body');
+  const before = await rows();
+  t.ok(before.length > 0);
+  await rebuildProjection(s.knex, s.store, payoutBatchesProjection);
+  t.same(await rows(), before, 'rebuilt from the events to the same rows');
+  t.same((await h.as(m, 'GET', `/payouts/bulk/${r.body.id}`)).body, got.body, 'and the same answer');
   const other = await h.newMerchant('Other');
   t.equal((await h.as(other, 'GET', `/payouts/bulk/${r.body.id}`)).status, 404, 'another merchant\'s batch');
   t.equal((await h.as(m, 'GET', `/payouts/bulk/${randomUUID()}`)).status, 404);
@@ -182,4 +193,17 @@ t.test('a batch racing single payouts on one wallet never takes it below zero', 
     const net = rows.reduce((a: bigint, e: any) => a + (e.side === 'credit' ? BigInt(e.amount) : -BigInt(e.amount)), 0n);
     return net === 0n;
   });
+});
+
+t.test('a refusal decided on a lagging cache is confirmed on fresh state before it stands', async (t) => {
+  const { m, customer } = await setup('1000');
+  const qs = await quotes(m, 3);
+  t.equal((await bulk(m, [item('warm', customer, qs[0]!.id)])).body.items[0].status, 201, 'this process has the wallet cached (now empty)');
+  // Another process tops the wallet up: its own aggregates, so this process's cached wallet lags.
+  const elsewhere = { ...s, aggregates: new Aggregates(s.store) };
+  await topUpCommand(elsewhere, { merchantId: m.merchantId, currency: 'XOF', amount: '2000', idempotencyKey: undefined }, { requestId: 'elsewhere', actor: 'test' });
+  const r = await bulk(m, [item('one', customer, qs[1]!.id), item('two', customer, qs[2]!.id)]);
+  t.same(r.body.items.map((x: any) => x.status), [201, 201], 'not refused for a balance the store no longer has');
+  await until('projected', async () => (await wallet(h, m, 'XOF')).reserved === '3000');
+  t.match(await wallet(h, m, 'XOF'), { available: '0', reserved: '3000' });
 });
