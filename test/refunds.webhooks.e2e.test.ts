@@ -57,6 +57,17 @@ t.test('refund.completed and refund.failed: one signed event each, data.type ref
   t.equal(deliveriesOf(ok.id).length + deliveriesOf(ko.id).length, 2, 'once each');
 });
 
+t.test('the merchant statement shows each refund\'s hold, then its payment or release, and reconciles', async (t) => {
+  const r = await h.as(m, 'GET', '/statements?currency=XAF');
+  t.equal(r.status, 200, r.text);
+  t.equal(r.body.reconciled, true);
+  const lines = (id: string) => r.body.lines.filter((l: any) => l.reference_type === 'refund' && l.reference_id === id)
+    .map((l: any) => [l.movement, l.available_delta, l.reserved_delta, l.fee, l.counterparty]);
+  t.same(lines(ok.id), [['hold', '-2000', '2000', '0', `merchant:${m.merchantId}:reserved`], ['post', '0', '-2000', '0', 'provider:CM_MTN_MOMO']]);
+  t.same(lines(ko.id), [['hold', '-1099', '1099', '0', `merchant:${m.merchantId}:reserved`], ['release', '1099', '-1099', '0', `merchant:${m.merchantId}:available`]]);
+  t.match(r.body.lines.find((l: any) => l.reference_id === ok.id && l.movement === 'post').description, /refund/);
+});
+
 t.test('the finance audit passes after refunds, and checks them', async (t) => {
   const r = await h.admin('POST', '/admin/audit');
   t.equal(r.status, 200);
