@@ -49,13 +49,7 @@ export async function revokeApiKey(s: Services, merchantId: string, keyId: strin
   return onMerchant(s, merchantId, (at) => ({ type: 'RevokeApiKey', data: { keyId, at } }), meta);
 }
 
-export async function configureWebhook(s: Services, merchantId: string, url: string, meta: EventMetadata) {
-  const signingSecret = randomToken('whsec_', 32);
-  await onMerchant(s, merchantId, (at) => ({
-    type: 'ConfigureWebhook', data: { url, sealedSecret: s.secrets.encrypt(signingSecret), at },
-  }), meta);
-  return { url, signingSecret };
-}
+// Setting the webhook URL: commands/webhook-endpoints.ts configureFirstEndpoint (the merchant's first endpoint, CONTRACT.md §11).
 
 /** A new signing secret for the URL in force; refused when no URL is configured. */
 export async function rotateWebhookSecret(s: Services, merchantId: string, meta: EventMetadata) {

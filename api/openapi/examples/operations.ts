@@ -40,7 +40,7 @@ const webhookEvent = {
   ...payinCompleted,
   delivery_status: 'delivered', attempt_count: 1, next_attempt_at: null, last_attempt_at: '2026-11-26T04:29:16.102Z', delivered_at: '2026-11-26T04:29:16.102Z',
   attempts: [{
-    attempt: 1, trigger: 'scheduled', attempted_at: '2026-11-26T04:29:16.102Z', url: 'https://boutique-awa.example/webhooks/payments',
+    endpoint_id: '6e1d4c3b-2a19-4f08-9e7d-5c4b3a291807', attempt: 1, trigger: 'scheduled', attempted_at: '2026-11-26T04:29:16.102Z', url: 'https://boutique-awa.example/webhooks/payments',
     status_code: 200, error: null, duration_ms: 84, succeeded: true,
   }],
 };
@@ -54,6 +54,10 @@ const testObject = {
 const kycDocument = {
   document_type: 'national_id', document_number: 'CM-1234567', issue_country_code: 'CM', issue_date: '2021-03-15', expiry_date: '2031-03-14',
   front_file_url: 'https://files.boutique-awa.example/kyc/ama-front.jpg', back_file_url: 'https://files.boutique-awa.example/kyc/ama-back.jpg',
+};
+const endpointRequest = { url: 'https://boutique-awa.example/webhooks/refunds', enabled_events: ['refund.completed', 'refund.failed'], description: 'Refunds to the accounting system' };
+const endpoint = {
+  id: '6e1d4c3b-2a19-4f08-9e7d-5c4b3a291807', ...endpointRequest, status: 'enabled', created_at: '2026-11-26T04:35:12.604Z', updated_at: '2026-11-26T04:35:12.604Z',
 };
 const webhookSecret = { url: 'https://boutique-awa.example/webhooks/payments', signing_secret: 'whsec_3kQ9vX2pL7mN4bR8tY1wZ6cF0hJ5sD2a' };
 
@@ -198,6 +202,12 @@ export const operationExamples: Record<string, OperationExample> = {
     },
   },
   getStatement: { response: x.statement },
+  // Merchant: webhook endpoints (CONTRACT §11).
+  createWebhookEndpoint: { request: endpointRequest, response: { ...endpoint, signing_secret: 'whsec_7pR2mK9xQ4vN1bT6yW3zL8cH5sF0jD4g', _meta: { idempotency_key: 'endpoint-orders-1', idempotency_replayed: false } } },
+  listWebhookEndpoints: { response: { data: [endpoint] } },
+  getWebhookEndpoint: { response: endpoint },
+  updateWebhookEndpoint: { request: { enabled_events: ['*'], status: 'enabled' }, response: { ...endpoint, enabled_events: ['*'], updated_at: '2026-11-26T04:35:40.210Z' } },
+  rotateWebhookEndpointSecret: { request: { activate_after_seconds: 86400 }, response: { signing_secret: 'whsec_1aB4cD7eF0gH3iJ6kL9mN2oP5qR8sT1u', activates_at: '2026-11-27T04:36:02.118Z' } },
   // Merchant: webhook events.
   listEvents: { response: list(webhookEvent) },
   getEvent: { response: webhookEvent },
