@@ -12,6 +12,8 @@ import { leg, newCustomer, quote, settled, topUp, until, wallet } from './helper
 import { batchPayoutId, createPayoutBatch } from '../commands/payouts-bulk.ts';
 import type { Recipient } from '../domain/payment.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
+import { runAudit } from '../projections/finance-audit.ts';
+import { projections } from '../app/registry.ts';
 import { Aggregates } from '../commands/aggregates.ts';
 import { topUp as topUpCommand } from '../commands/wallets.ts';
 import { payoutBatchesProjection } from '../projections/payout-batches.ts';
@@ -206,4 +208,10 @@ t.test('a refusal decided on a lagging cache is confirmed on fresh state before 
   t.same(r.body.items.map((x: any) => x.status), [201, 201], 'not refused for a balance the store no longer has');
   await until('projected', async () => (await wallet(h, m, 'XOF')).reserved === '3000');
   t.match(await wallet(h, m, 'XOF'), { available: '0', reserved: '3000' });
+});
+
+t.test('after every batch above: the finance audit passes (ledger balanced, read models as the events fold)', async (t) => {
+  const report = await runAudit(s.knex, s.store, projections);
+  t.equal(report.ok, true, `the audit passes: ${report.discrepancies} discrepancies`);
+  t.ok(report.read_models.some((r) => r.projection === 'payout_batches'), 'the batches\' read model audited too');
 });
