@@ -147,7 +147,7 @@ export async function webhookUrlOf(s: ApiServices, merchantId: string): Promise<
 // ---- webhook events (the data of GET /events and GET /events/{id}) ----
 
 export const DELIVERY_FILTERS = ['pending', 'delivered', 'failed', 'not_configured'];
-export const EVENT_TYPES = ['payin', 'payout', 'transfer', 'test'];
+export const EVENT_TYPES = ['payin', 'payout', 'transfer', 'refund', 'test'];
 
 export async function eventsOf(s: ApiServices, merchantId: string, f: { deliveryStatus?: string | undefined; type?: string | undefined; resourceId?: string | undefined; cursor?: string | undefined; limit?: number }): Promise<Page<EventView>> {
   const knex = s.knex;

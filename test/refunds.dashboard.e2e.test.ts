@@ -67,6 +67,10 @@ t.test('a payin\'s page refunds it in part, then in full, each confirmed and don
   t.equal(FormClient.nonce(last, action), undefined, 'nothing left: no refund form');
   t.match((await h.as(m, 'GET', `/payins/${p.id}`)).body, { refunded_amount: '5000' });
   t.match(await wallet(h, m, 'XAF'), { available: '9925', reserved: '0' });
+  const log = await c.get('/dashboard/events?type=refund');
+  t.equal(log.status, 200);
+  t.match(log.text, /<option value="refund" selected>/, 'the event log filters refunds');
+  t.ok(log.text.includes('refund.completed') && !log.text.includes('payin.completed'), 'only the refunds\' events');
 });
 
 t.test('refused: too much, another merchant\'s payin, no CSRF token; nothing changes', async (t) => {
