@@ -7,7 +7,9 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp, type MerchantCreds } from './helpers/app.ts';
-import { startReceiver, until, sleep, widgetResource, completedWidget, configureWebhook, type Delivery } from './helpers/webhooks.ts';
+import {
+  startReceiver, until, sleep, widgetResource, completedWidget, configureWebhook, appendWidget, widgetCreated, widgetStep, widgetCompleted, type Delivery,
+} from './helpers/webhooks.ts';
 import { registerWebhookResource } from '../workers/webhooks/resources.ts';
 import { sendTestWebhook } from '../commands/webhook-tests.ts';
 import { verifyWebhook } from '../webhook-verifier/index.ts';
@@ -254,4 +256,26 @@ t.test("a hanging endpoint never delays its merchant's other endpoint nor anothe
   t.same(new Set(alive.deliveries.map(idOf)), new Set(ids), "the merchant's fast endpoint got exactly the events since it was added");
   t.same(new Set(elsewhere.deliveries.map(idOf)), new Set(otherIds));
   t.equal(dead.deliveries.length, PER_ENDPOINT_CONCURRENCY, `at most ${PER_ENDPOINT_CONCURRENCY} attempts in flight at the hanging endpoint`);
+});
+
+t.test("a resource's events keep their order per endpoint; one endpoint's wait never holds another's", async (t) => {
+  let first = true;
+  const slow = await startReceiver(() => {
+    if (!first) return { status: 200 };
+    first = false;
+    return { hang: true }; // its first attempt times out, then is retried
+  });
+  const fast = await startReceiver();
+  t.teardown(() => Promise.all([slow.close(), fast.close()]));
+  const m = await h.newMerchant('Order per endpoint');
+  await addEndpoint(m, { url: slow.url });
+  await addEndpoint(m, { url: fast.url });
+  const id = randomUUID();
+  await appendWidget(h, id, [widgetCreated(m), widgetStep('a'), widgetCompleted()]);
+  await until(() => fast.deliveries.length === 2, 'both events at the fast endpoint', TIMEOUT_MS - 500);
+  t.same(fast.deliveries.map((d) => d.headers['x-service-event']), ['widget.step.completed', 'widget.completed'], 'in order at the fast endpoint');
+  t.equal(slow.deliveries.length, 1, 'the slow endpoint still has only the first, hanging');
+  await until(() => slow.deliveries.length === 3, 'the slow endpoint: the retry, then the next event', TIMEOUT_MS * 3);
+  t.same(slow.deliveries.map((d) => d.headers['x-service-event']), ['widget.step.completed', 'widget.step.completed', 'widget.completed'],
+    'the next event only once its predecessor is acknowledged there');
 });
