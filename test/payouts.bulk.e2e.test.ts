@@ -210,6 +210,41 @@ t.test('a refusal decided on a lagging cache is confirmed on fresh state before 
   t.match(await wallet(h, m, 'XOF'), { available: '0', reserved: '3000' });
 });
 
+t.test('a batch whose commit is in doubt: 503, then the retry answers that batch (replayed), each payout once', async (t) => {
+  const { m, customer } = await setup('5000');
+  const qs = await quotes(m, 3);
+  const items = [item('x', customer, qs[0]!.id), item('y', customer, qs[1]!.id), item('z', randomUUID(), qs[2]!.id)];
+  // The next append of a batch commits, then fails as a dropped connection does.
+  const store = s.store;
+  const original = store.append;
+  let left = 1;
+  store.append = async (appends, opts) => {
+    const result = await original.call(store, appends, opts);
+    if (left > 0 && appends.some((a) => a.events.some((e) => e.type === 'payout_batch.created'))) {
+      left -= 1;
+      throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+    }
+    return result;
+  };
+  t.teardown(() => { store.append = original; });
+  const key = `in-doubt-${randomUUID()}`;
+  const first = await bulk(m, items, key);
+  store.append = original;
+  t.equal(first.status, 503, 'in doubt: retry the same request');
+  const retry = await bulk(m, items, key);
+  t.equal(retry.status, 201, retry.text.slice(0, 200));
+  t.match(retry.body._meta, { idempotency_key: key, idempotency_replayed: true }, 'answered as a replay');
+  const claim = await s.knex('idempotency_keys').where({ merchant_id: m.merchantId, key }).first();
+  t.equal(retry.body.id, claim.resource_id, 'the batch the first attempt committed');
+  t.same(retry.body.items.map((x: any) => [x.reference, x.status, x.payout?.id ?? x.error.error.code]),
+    [['x', 201, batchPayoutId(retry.body.id, 0)], ['y', 201, batchPayoutId(retry.body.id, 1)], ['z', 400, 'customer_not_found']],
+    'its items as they were decided, not quote_not_active');
+  t.equal((await h.as(m, 'GET', '/payouts')).body.data.length, 2, 'two payouts, once each');
+  t.match(await wallet(h, m, 'XOF'), { available: '3000', reserved: '2000' }, 'held once');
+  const again = await bulk(m, items, key);
+  t.same({ ...again.body, _meta: undefined }, { ...retry.body, _meta: undefined }, 'stored from then on');
+});
+
 t.test('after every batch above: the finance audit passes (ledger balanced, read models as the events fold)', async (t) => {
   const report = await runAudit(s.knex, s.store, projections);
   t.equal(report.ok, true, `the audit passes: ${report.discrepancies} discrepancies`);
