@@ -57,7 +57,7 @@ export interface Config {
   heapGrowingPercent: number;
   /** GET /events/stream (CONTRACT §12): a comment on an idle stream every this many ms. */
   eventStreamHeartbeatMs: number;
-  /** Open event streams one merchant may hold on one API process; past it, 429 rate_limited. */
+  /** Open event streams one merchant may hold (all API processes together); past it, 429 rate_limited. */
   eventStreamsPerMerchant: number;
   /** How often the event streams look for new events when no NOTIFY has woken them (a lost one). */
   eventStreamPollMs: number;

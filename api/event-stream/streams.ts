@@ -1,24 +1,28 @@
 // This API process's open event streams (GET /events/stream): one EventFeedWatch for all of them
-// (one LISTEN connection, one query per wake-up), the bound on open streams per merchant, and
-// closing them all at shutdown (an open stream would keep the HTTP server from closing).
+// (one LISTEN connection, one query per wake-up), a lease per stream for the bound on open streams
+// per merchant across processes (leases.ts), and closing them all at shutdown (an open stream would
+// keep the HTTP server from closing).
 import type { ApiServices } from '../services.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { EventFeedWatch } from '../../projections/event-feed-watch.ts';
 import { merchantFeedHead } from '../../projections/event-feed.ts';
 import { RateLimited } from '../middleware/throttle.ts';
 import { EventStreamSession } from './session.ts';
+import { StreamLeases } from './leases.ts';
 
 /** What a refused stream's Retry-After says: a stream slot frees when one of the merchant's streams ends. */
 const RETRY_AFTER_SECONDS = 5;
 
 class EventStreams {
   private readonly watch: EventFeedWatch;
-  private readonly open = new Map<string, Set<EventStreamSession>>();
+  private readonly leases: StreamLeases;
+  private readonly open = new Set<EventStreamSession>();
   private closed = false;
 
   constructor(private readonly s: ApiServices) {
     this.watch = new EventFeedWatch(s.knex, s.db.url, s.config.eventStreamPollMs,
       (err) => s.log.warn({ err }, 'event feed watch: look for new events failed; trying again'));
+    this.leases = new StreamLeases(s.knex, (err) => s.log.warn({ err }, 'event stream lease: renewal or release failed (it expires)'));
   }
 
   /**
@@ -28,15 +32,14 @@ class EventStreams {
    */
   async openStream(merchantId: string, after: bigint | undefined, requestLog: ApiServices['log']): Promise<EventStreamSession> {
     if (this.closed) throw new DomainError('service_unavailable', 'The service is shutting down; reconnect with Last-Event-ID');
-    const mine = this.open.get(merchantId) ?? new Set<EventStreamSession>();
     const limit = this.s.config.eventStreamsPerMerchant;
-    if (mine.size >= limit) throw new RateLimited(RETRY_AFTER_SECONDS, `Too many open event streams for this merchant (at most ${limit}); close one first`);
+    const lease = await this.leases.take(merchantId, limit);
+    if (!lease) throw new RateLimited(RETRY_AFTER_SECONDS, `Too many open event streams for this merchant (at most ${limit}); close one first`);
     const session = new EventStreamSession(this.s.knex, merchantId, after ?? 0n, this.s.config.eventStreamHeartbeatMs, requestLog);
-    mine.add(session);
-    this.open.set(merchantId, mine);
+    this.open.add(session);
     session.whenClosed(() => {
-      mine.delete(session);
-      if (mine.size === 0 && this.open.get(merchantId) === mine) this.open.delete(merchantId);
+      this.open.delete(session);
+      void this.leases.release(lease);
     });
     try {
       // Subscribed before the first read (the watch's guarantee), and the start read after it.
@@ -52,8 +55,9 @@ class EventStreams {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const sessions of [...this.open.values()]) for (const session of [...sessions]) session.close();
-    await this.watch.close();
+    const leases = this.leases.close();
+    for (const session of [...this.open]) session.close();
+    await Promise.all([this.watch.close(), leases]);
   }
 }
 

@@ -65,8 +65,8 @@ export const eventStreamModule: ApiModule = {
           'A text/event-stream: each event is `id: <event id>` and `data: <webhook envelope>` (the JSON a webhook body carries). ' +
           'Without Last-Event-ID (or after) it starts with the next event recorded; with it, every event after that one comes ' +
           'first, then the live ones, in the order of GET /events?order=asc: no event is skipped or repeated across a reconnect. ' +
-          'An idle stream gets a comment line (`: keep-alive`) every 15 seconds. At most 5 open streams per merchant and API ' +
-          'process (EVENT_STREAMS_PER_MERCHANT): past it, 429 rate_limited with Retry-After.',
+          'An idle stream gets a comment line (`: keep-alive`) every 15 seconds. At most 5 open streams per merchant, all API ' +
+          'processes together (EVENT_STREAMS_PER_MERCHANT): past it, 429 rate_limited with Retry-After.',
         parameters: [lastEventIdHeader, { ...feedListParameters[1]!, description: 'Like Last-Event-ID, for clients that cannot set headers (Last-Event-ID wins).' }],
         responses: {
           200: {

@@ -18,6 +18,10 @@ import { runStatements } from './sql.ts';
 //
 // Readers in other processes learn of new rows by NOTIFY (delivered at commit, once per statement);
 // projections/event-feed-watch.ts listens, with a poll as the fallback.
+//
+// event_stream_leases: the open streams of every API process (a row each, renewed while the stream
+// is open, gone when it closes or, after a crash, when it expires), so that the bound on open
+// streams per merchant holds across processes (api/event-stream/leases.ts).
 const FEED_LOCK_KEY = 7_201_410_024; // arbitrary, fixed; not the event store's append lock
 
 export async function up(knex: Knex): Promise<void> {
@@ -46,11 +50,18 @@ export async function up(knex: Knex): Promise<void> {
      END $$`,
     `CREATE TRIGGER webhook_events_feed_notify AFTER INSERT ON webhook_events
        FOR EACH STATEMENT EXECUTE FUNCTION webhook_events_feed_notify()`,
+    `CREATE TABLE event_stream_leases (
+      id uuid PRIMARY KEY,
+      merchant_id uuid NOT NULL,
+      expires_at timestamptz NOT NULL
+    )`,
+    'CREATE INDEX event_stream_leases_merchant ON event_stream_leases (merchant_id)',
   ]);
 }
 
 export async function down(knex: Knex): Promise<void> {
   await runStatements(knex, [
+    'DROP TABLE event_stream_leases',
     'DROP TRIGGER webhook_events_feed_notify ON webhook_events',
     'DROP FUNCTION webhook_events_feed_notify()',
     'DROP TRIGGER webhook_events_feed_position ON webhook_events',
