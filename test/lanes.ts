@@ -33,6 +33,8 @@ export const SERVICES = [
   'test/event-feed.two-processes.e2e.test.ts',
   'test/refunds.races.e2e.test.ts',
   'test/bench.report.e2e.test.ts',
+  // Webhook endpoints: fan-out, filters, secrets, staged rotation, 410, isolation, on the external PostgreSQL and NATS too.
+  'test/webhook-endpoints.e2e.test.ts',
   // Bulk payouts racing single payouts on one wallet, replays and ids stable across a retry, on the external PostgreSQL and NATS too.
   'test/payouts.bulk.e2e.test.ts',
   // The bulk-payouts bench scenario smoke-run against the real services (skipped without them).
