@@ -3,6 +3,12 @@
 //
 //   const event = verifyWebhook(rawBody, req.headers, process.env.SIGNING_SECRET!);
 //
+// Several secrets are accepted (an array): each webhook endpoint has its own secret, and a rotation
+// is staged (the current secret signs until the new one's `activates_at`), so a receiver adds the new
+// secret as soon as the rotation answers it, keeps both until then, and drops the old one after:
+//
+//   const event = verifyWebhook(rawBody, req.headers, [process.env.SIGNING_SECRET!, process.env.NEXT_SIGNING_SECRET!]);
+//
 // It checks, before the body is parsed or acted on: the headers are present; X-Service-Timestamp is
 // Unix seconds within `toleranceSeconds` of now (replay window); X-Service-Signature is
 // `sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">` under the signing secret (compared in

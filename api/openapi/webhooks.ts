@@ -1,5 +1,5 @@
 // The document's `webhooks` section (OpenAPI 3.1): what the service POSTs to the merchant's webhook
-// URL, one entry per event name, each naming its envelope, whose `data.object` is the resource's own
+// endpoints (CONTRACT.md §11: each that takes the event, with its own secret), one entry per event name, each naming its envelope, whose `data.object` is the resource's own
 // schema for that `data.type` (the same JSON as GET /payins/{id} and the like, at event time).
 import { WEBHOOK_EVENTS_BY_TYPE } from '../../domain/webhook-events.ts';
 import { ref } from './common.ts';
@@ -16,7 +16,7 @@ const header = (name: string, description: string, example: string) => ({
 });
 
 const signatureHeaders = [
-  header('X-Service-Signature', 'sha256= and the lower-case hex HMAC-SHA256 of `<X-Service-Timestamp>.<raw body>`, keyed with the signing secret',
+  header('X-Service-Signature', "sha256= and the lower-case hex HMAC-SHA256 of `<X-Service-Timestamp>.<raw body>`, keyed with the endpoint's signing secret in force",
     'sha256=5d1c3f0a9b8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a392817060f5e'),
   header('X-Service-Timestamp', 'Unix time in seconds of this attempt (each attempt is signed afresh)', '1780308000'),
   header('X-Service-Event', 'The event name, as in the body', 'payin.completed'),
@@ -64,10 +64,12 @@ export function webhooks(): Record<string, unknown> {
         post: {
           operationId: operationName(event),
           tags: ['Webhooks'],
-          summary: `${event}: sent to your webhook URL`,
+          summary: `${event}: sent to each of your webhook endpoints that takes it`,
           description: `Sent when ${event === 'webhook.test' ? 'the merchant asks for a test event from the dashboard' : `the ${type} reaches ${event.split('.').slice(1).join(' ')}`}. ` +
             'Check X-Service-Signature before trusting the body; answer any 2xx within the time-out to acknowledge it, ' +
-            'or it is retried on the schedule (7 attempts in all).',
+            'or it is retried on the schedule (7 attempts in all). It goes to every enabled endpoint whose enabled_events names it ' +
+            '(or is ["*"]), each with its own attempts and signed with that endpoint\'s secret; the body and X-Service-Webhook-Id are the same for all. ' +
+            'After a rotation the current secret signs until activates_at, then the new one (POST /webhook-endpoints/{id}/rotate-secret).',
           security: [],
           parameters: signatureHeaders,
           requestBody: {
