@@ -1,9 +1,14 @@
 // Refunds under concurrency (CONTRACT §9, issue 33 point 1): 20 refunds of one payin at once never
 // refund more than its send_amount (the payin's stream serializes them: exactly the expected number
-// succeed), and refunds racing payouts on one wallet never take available below zero. Runs on the
+// succeed), also through two service instances on one database (only the payin's expected version
+// stands between them), and refunds racing payouts on one wallet never take available below zero. Runs on the
 // embedded PostgreSQL (npm test) and on the external PostgreSQL and NATS (npm run test:services).
 import t from 'tap';
-import { startTestApp, type MerchantCreds } from './helpers/app.ts';
+import { randomBytes } from 'node:crypto';
+import { startTestApp, request, ADMIN_TOKEN, type MerchantCreds } from './helpers/app.ts';
+import { loadConfig } from '../infra/config.ts';
+import { startApp } from '../app/app.ts';
+import { createLogger } from '../infra/log.ts';
 import { dbLabel } from './helpers/db.ts';
 import { leg, newCustomer, party, quote, settled, topUp, until, wallet } from './helpers/money.ts';
 
@@ -85,4 +90,33 @@ t.test(`refunds racing payouts on one wallet never take available below zero (${
   t.same(report.ledger.findings, []);
   const negative = await s.knex('wallets').where('available', '<', 0).orWhere('reserved', '<', 0);
   t.same(negative, []);
+});
+
+t.test(`20 refunds of one payin through two instances on one database: exactly 5 succeed (${dbLabel})`, async (t) => {
+  // The second instance: same database and keys, its own pool, aggregates cache and locks.
+  const second = await startApp({
+    config: {
+      ...loadConfig({ ADMIN_TOKEN, DATA_DIR: h.dataDir, LOG_LEVEL: 'silent', SANDBOX_SETTLE_MS: '50', ALLOW_PRIVATE_URLS: 'true', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' }, []),
+      databaseUrl: h.database.url,
+    },
+    log: createLogger('silent'),
+    port: 0,
+  });
+  t.teardown(() => second.stop());
+  const m = await h.newMerchant();
+  await topUp(h, m, 'XAF', '100000');
+  const p = await completedPayin(m);
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => request(i % 2 === 0 ? h.url : second.url!, 'POST', '/refunds', {
+    body: { payin_id: p.id, amount: '1000' },
+    headers: { 'x-api-key': m.apiKey, 'x-api-secret': m.apiSecret, 'idempotency-key': randomBytes(8).toString('hex') },
+  })));
+  t.same(answers.filter((a) => a.status >= 500).map((a) => a.text), [], 'no 5xx: version conflicts are decided again');
+  const ok = answers.filter((r) => r.status === 201);
+  t.equal(ok.length, 5, 'exactly 5 succeed');
+  t.equal(answers.filter((r) => r.status === 400 && r.body.error.code === 'refund_exceeds_payin').length, 15, 'the rest are refused');
+  t.match(await wallet(h, m, 'XAF'), { available: '99925' }, 'five holds, no more');
+  await terminal(m, ok.map((r) => r.body.id));
+  t.match((await h.as(m, 'GET', `/payins/${p.id}`)).body, { refunded_amount: '5000' });
+  const events = await s.store.readStream(`payin-${p.id}`, 1);
+  t.equal(events.filter((e) => e.type === 'payin.refund_claimed').length, 5, 'five claims on the payin\'s stream');
 });
