@@ -1,8 +1,9 @@
 // Refunds under concurrency (CONTRACT §9, issue 33 point 1): 20 refunds of one payin at once never
 // refund more than its send_amount (the payin's stream serializes them: exactly the expected number
 // succeed), also through two service instances on one database (only the payin's expected version
-// stands between them), and refunds racing payouts on one wallet never take available below zero. Runs on the
-// embedded PostgreSQL (npm test) and on the external PostgreSQL and NATS (npm run test:services).
+// stands between them), and refunds racing payouts on one wallet never take available below zero.
+// Runs on the embedded PostgreSQL (npm test) and on the external PostgreSQL and NATS
+// (npm run test:services).
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { startTestApp, request, ADMIN_TOKEN, type MerchantCreds } from './helpers/app.ts';
