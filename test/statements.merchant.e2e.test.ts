@@ -7,6 +7,9 @@ import { startTestApp } from './helpers/app.ts';
 import { recipientSN } from './helpers/finance.ts';
 import { leg, newCustomer, party, quote, settled, sleep, topUp } from './helpers/money.ts';
 import type { Statement } from '../projections/statements.ts';
+import * as W from '../domain/wallet.ts';
+import { streams } from '../commands/streams.ts';
+import { toNew } from '../commands/aggregates.ts';
 
 const h = await startTestApp({ env: { SANDBOX_SETTLE_MS: '20' } });
 t.teardown(() => h.stop());
@@ -121,3 +124,30 @@ t.test('CSV and JSON: the same statement; a settled period; only the merchant\'s
   const mine = new Set(json.lines.map((l) => l.event_id));
   t.notOk(theirs.body.lines.some((l: { event_id: string }) => mine.has(l.event_id)), 'none of the first merchant\'s movements');
 });
+
+t.test('a movement committed late with an earlier time: why a period ending now is not settled', async (t) => {
+  const late = await h.newMerchant('StatementLate');
+  await topUp(h, late, 'XOF', '1000');
+  await sleep(20);
+  const to = new Date().toISOString();
+  const ask = async () => {
+    const r = await h.as(late, 'GET', `/statements?currency=XOF&to=${encodeURIComponent(to)}`);
+    return r.body as Statement;
+  };
+  const first = await ask();
+  t.match(first, { closing: { available: '1000' }, settled: false });
+  // A top-up decided just before `to` whose append commits only now (as a slow attempt would).
+  const stream = streams.wallet(late.merchantId, 'XOF');
+  const past = await s.store.readStream(stream);
+  const state = past.reduce((st, e) => W.walletDecider.evolve(st, e as unknown as W.WalletEvent), W.walletDecider.initialState());
+  const decided = W.topUp(state, { merchantId: late.merchantId, currency: 'XOF', at: new Date(Date.parse(to) - 5).toISOString(), entryId: 'late-entry', amount: 500n });
+  await s.store.append([{ streamId: stream, expectedVersion: past.length, events: toNew(decided, { requestId: 'late' }) }]);
+  const again = await ask();
+  t.match(again, { closing: { available: '1500' }, reconciled: true, settled: false }, 'the unsettled period gained it');
+  t.same(await asOfFor(late, to), again.closing, 'and the balances as of its end moved with it: the same source, the same rule');
+});
+
+async function asOfFor(who: typeof m, at: string) {
+  const w = (await h.as(who, 'GET', `/wallets?as_of=${encodeURIComponent(at)}`)).body.data.find((x: { currency: string }) => x.currency === 'XOF');
+  return { available: w.available as string, reserved: w.reserved as string };
+}
