@@ -1,7 +1,7 @@
-// The lifecycle payins and payouts share, written once: created → pending (same decision as the
+// The lifecycle payins, payouts and refunds share, written once: created → pending (same decision as the
 // create: the leg is handed to the provider gateway) → submitted (the provider's reference, once)
 // → completed | failed, once, from the provider's outcome. Each payment kind names its events
-// `<kind>.<step>` (payin.created, payout.failed…) and adds its own create rules (payin.ts, payout.ts).
+// `<kind>.<step>` (payin.created, payout.failed…) and adds its own create rules (payin.ts, payout.ts, refund.ts).
 import { invariant } from './errors.ts';
 import { unreachable, type DomainEvent } from './decider.ts';
 import type { QuoteCreated, QuotePricing } from './quote-pricing.ts';

@@ -173,6 +173,8 @@ export const walletDecider: CommandDecider<WalletState, WalletEvent, WalletComma
    *   - a transfer's holds, credit, posts and releases: with the transfer's own leg events, each
    *     decided once by the transfer (transfer-wallets.ts): created at version 0, a leg settled
    *     only while pending, a relaunch once per request;
+   *   - a refund's hold: with `refund.created` at expected version 0 and its payin's claim; its post or
+   *     release with `refund.completed` / `refund.failed`, only while it is pending (commands/refunds.ts);
    *   - a top-up: with `top_up.recorded` on its own stream `topup-<id>` at expected version 0, the
    *     id named by the operator's Idempotency-Key (commands/wallets.ts).
    * A retry after an append in doubt, a redelivered outcome or a lagging cache decides on the moving
