@@ -14,6 +14,7 @@ import type { Recipient } from '../domain/payment.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
 import { runAudit } from '../projections/finance-audit.ts';
 import { projections } from '../app/registry.ts';
+import { responseChecker } from './helpers/openapi-responses.ts';
 import { Aggregates } from '../commands/aggregates.ts';
 import { topUp as topUpCommand } from '../commands/wallets.ts';
 import { payoutBatchesProjection } from '../projections/payout-batches.ts';
@@ -163,6 +164,11 @@ t.test('GET /payouts/bulk/{id}: each payout as it is now; another merchant\'s ba
     { reference: 'refused', status: 400, error: { error: { code: 'customer_not_found' } } },
   ]);
   t.match(await wallet(h, m, 'XOF'), { available: '2000', reserved: '0' }, 'one posted, one released');
+  const check = responseChecker((await h.as(m, 'GET', '/openapi.json')).body);
+  for (const [method, path, answer] of [['POST', '/payouts/bulk', r], ['GET', `/payouts/bulk/${r.body.id}`, got]] as const) {
+    const c = check({ method, path, status: answer.status, body: answer.body });
+    t.same(c.problems, [], `${c.operationId}: the answer matches the document's schema`);
+  }
   // The read model is rebuilt from the events alone, to the same rows and the same answer.
   const rows = () => s.knex('payout_batches').orderBy('id').select('id', 'merchant_id', 'created_at', 'body');
   const before = await rows();
