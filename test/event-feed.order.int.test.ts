@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { testDatabase, dbLabel } from './helpers/db.ts';
 import { feedAfter } from '../projections/event-feed.ts';
 import type { Knex } from 'knex';
+import * as m024 from '../infra/migrations/024_event_feed.ts';
 
 t.comment(`on ${dbLabel}`);
 
@@ -76,4 +77,26 @@ t.test('control: positions drawn without the lock are skipped by the same reader
     skipped = all.length - served.length;
   }
   t.ok(skipped > 0, `without the lock the reader skipped ${skipped} late commits`);
+});
+
+t.test('migration 024: the events recorded before it take feed positions in created_at order; down and up again', async (t) => {
+  const tdb = await testDatabase();
+  t.teardown(() => tdb.teardown());
+  const knex = tdb.db.knex;
+  await m024.down(knex);
+  const merchantId = randomUUID();
+  const row = (at: string) => {
+    const id = randomUUID();
+    return { id, merchant_id: merchantId, event: 'payin.completed', resource_type: 'payin', resource_id: randomUUID(), stream_id: `payin-${id}`,
+      stream_version: 1, body: '{}', delivery_status: 'not_configured', created_at: at, recorded_at: at, updated_at: at };
+  };
+  // Recorded out of order, as the recorder does.
+  const rows = [row('2026-11-26T10:00:02.000Z'), row('2026-11-26T10:00:00.000Z'), row('2026-11-26T10:00:01.000Z')];
+  await knex('webhook_events').insert(rows);
+  await m024.up(knex);
+  const byCreation = [rows[1]!.id, rows[2]!.id, rows[0]!.id];
+  t.same((await feedAfter(knex, merchantId, 0n, 10)).map((e) => e.id), byCreation, 'earlier events in created_at order');
+  const later = row('2026-11-26T09:00:00.000Z');
+  await knex('webhook_events').insert(later);
+  t.same((await feedAfter(knex, merchantId, 0n, 10)).map((e) => e.id), [...byCreation, later.id], 'a new event comes after them, whatever its created_at');
 });
