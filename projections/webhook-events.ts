@@ -1,9 +1,11 @@
 // The webhook events and their attempts as the merchant API and the dashboard read them
 // (`GET /events`, `GET /events/{id}`). The webhook worker records them (workers/webhooks/store.ts).
 //
-// Delivery states: `pending` (an attempt is due or the schedule is running), `delivered` (a 2xx
-// acknowledged it), `failed` (every scheduled attempt failed), `not_configured` (the merchant had
-// no webhook URL when the event was recorded; listed, never sent unless redelivered).
+// Delivery states: an event has one delivery per endpoint it went to (CONTRACT.md §11); its
+// `delivery_status` sums them up: `pending` (an attempt is due or the schedule is running at some
+// endpoint), `failed` (some endpoint's delivery failed), `delivered` (every endpoint acknowledged it),
+// `not_configured` (no enabled endpoint took it when it was recorded; listed, never sent unless
+// redelivered). Each attempt names its endpoint.
 import type { Knex } from 'knex';
 
 /** The webhook envelope (seed, "Events"): {id, event, created_at, data: {type, id, object}}. */

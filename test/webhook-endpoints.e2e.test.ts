@@ -50,6 +50,12 @@ t.test('the merchant API: create (secret once), list, read, update, delete; refu
   t.equal(replay.body.id, created.body.id, 'a replay answers the same endpoint');
   t.equal(replay.body.signing_secret, null, 'a replay never shows the secret again');
   t.equal(replay.body._meta.idempotency_replayed, true);
+  const secret = created.body.signing_secret as string;
+  const keys = JSON.stringify(await h.app.services.knex('idempotency_keys').where({ merchant_id: m.merchantId }).select('response_body'));
+  t.notOk(keys.includes(secret), 'the secret is not in the idempotency store');
+  const stream = await h.app.services.store.readStream(`webhook_endpoints-${m.merchantId}`);
+  t.ok(stream.length > 0);
+  t.notOk(JSON.stringify(stream.map((e) => e.data)).includes(secret), 'the secret is sealed in the events, never in clear');
 
   const dflt = await h.as(m, 'POST', '/webhook-endpoints', { url: 'https://hooks.example.com/b' }, { idem: true });
   t.same(dflt.body.enabled_events, ['*'], 'every event by default');

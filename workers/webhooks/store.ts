@@ -1,13 +1,16 @@
-// The webhook tables: recording events (once per domain event id, before any delivery), recording
-// attempts with the resulting delivery state (the merchant API reads them: projections/webhook-events.ts).
+// The webhook tables: recording events (once per domain event id, before any delivery) with one
+// delivery per endpoint that takes them (CONTRACT.md §11: webhook_deliveries, migration 023), and
+// recording each endpoint's attempts with the resulting delivery state (the merchant API reads them:
+// projections/webhook-events.ts).
 //
-// Delivery states: `pending` (an attempt is due or the schedule is running), `delivered` (a 2xx
-// acknowledged it), `failed` (every scheduled attempt failed), `not_configured` (the merchant had
-// no webhook URL when the event was recorded; listed, never sent unless redelivered).
+// Delivery states, per (event, endpoint): `pending` (an attempt is due or the schedule is running),
+// `delivered` (a 2xx acknowledged it), `failed` (every scheduled attempt failed, or the endpoint was
+// disabled or deleted). The event row sums them up (`not_configured`: no enabled endpoint took it when
+// it was recorded; listed, never sent unless redelivered).
 //
-// Order per resource: each row names the resource's previous webhook event (`prev_event_id`). A row
-// gets its delivery job only once its predecessor is final (delivered, failed or not_configured);
-// the attempt that makes a row final schedules its successor. Both sides lock the predecessor row
+// Order per resource and endpoint: each delivery names the resource's previous webhook event that
+// the same endpoint was sent (`prev_event_id`). A delivery gets its job only once that one is final;
+// the attempt that makes it final schedules its successor. Both sides lock the predecessor delivery
 // (FOR SHARE / FOR UPDATE), so a successor recorded while its predecessor finishes is never lost.
 import type { Knex } from 'knex';
 import type { Services } from '../../commands/services.ts';
