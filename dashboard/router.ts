@@ -18,7 +18,6 @@ import { addWebhookRoutes } from './routes/webhooks.ts';
 import { addEventRoutes } from './routes/events.ts';
 import { addMoneyRoutes } from './routes/money.ts';
 import { addStatementRoutes } from './routes/statements.ts';
-import { addStatementRoutes } from './routes/statements.ts';
 import { addRefundRoutes } from './routes/refunds.ts';
 
 const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
@@ -46,7 +45,6 @@ function dashboardRouter(s: ApiServices): express.Router {
   addWebhookRoutes(r, s);
   addEventRoutes(r, s);
   addMoneyRoutes(r, s);
-  addStatementRoutes(r, s);
   addStatementRoutes(r, s);
   addRefundRoutes(r, s);
   r.use(notFound);
