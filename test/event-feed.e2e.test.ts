@@ -8,7 +8,8 @@ import { startTestApp, type MerchantCreds, type TestApp } from './helpers/app.ts
 import { newCustomer, party, quote, leg, settled, sleep, until } from './helpers/money.ts';
 import { openSse, type SseClient } from './helpers/sse.ts';
 
-const h = await startTestApp({ env: { EVENT_STREAMS_PER_MERCHANT: '3', EVENT_STREAM_HEARTBEAT_MS: '150', EVENT_STREAM_POLL_MS: '200' } });
+// A short HTTP request time-out: a stream outlives it (it bounds receiving the request, not the answer).
+const h = await startTestApp({ env: { EVENT_STREAMS_PER_MERCHANT: '3', EVENT_STREAM_HEARTBEAT_MS: '150', EVENT_STREAM_POLL_MS: '200', HTTP_REQUEST_TIMEOUT_MS: '1000' } });
 t.teardown(() => h.stop());
 
 const creds = (m: MerchantCreds) => ({ 'x-api-key': m.apiKey, 'x-api-secret': m.apiSecret });
@@ -166,14 +167,17 @@ t.test('a stream without Last-Event-ID starts with the next event; data is the w
   sb.destroy();
 });
 
-t.test('an idle stream gets a comment every heartbeat', async (t) => {
+t.test('an idle stream gets a comment every heartbeat, past the HTTP request time-out', async (t) => {
   const m = await h.newMerchant('Feed idle');
   const s: SseClient = await stream(m);
+  let ended = false;
+  void s.ended.then(() => { ended = true; });
   const opened = s.comments.length;
-  await sleep(700);
-  t.ok(s.comments.length - opened >= 3, `keep-alive comments at 150 ms (${s.comments.length - opened} in 700 ms)`);
+  await sleep(1500);
+  t.ok(s.comments.length - opened >= 5, `keep-alive comments at 150 ms (${s.comments.length - opened} in 1500 ms)`);
   t.ok(s.comments.slice(opened).every((c) => c === 'keep-alive'));
   t.same(s.events, []);
+  t.notOk(ended, 'still open after the 1 s request time-out');
   s.destroy();
 });
 

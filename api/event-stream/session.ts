@@ -52,6 +52,7 @@ export class EventStreamSession {
     if (this.closed) return void res.end();
     this.res = res;
     res.on('close', () => this.close());
+    res.on('error', () => this.close()); // a write to a socket that broke: the client resumes with Last-Event-ID
     if (res.destroyed) return this.close();
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
