@@ -119,8 +119,8 @@ t.test('a client dropping its stream at random moments while payins are created 
   })();
 
   const phones = ['+237670000001', '+237670000099'];
-  const producers = Array.from({ length: 3 }, async (_, p) => {
-    for (let i = 0; i < 6; i++) {
+  const producers = Array.from({ length: 4 }, async (_, p) => {
+    for (let i = 0; i < 8; i++) {
       const id = await payin(h, m, customer, phones[(i + p) % 2]!);
       if (random() < 0.5) await settled(h, m, 'payins', id);
     }
@@ -128,7 +128,7 @@ t.test('a client dropping its stream at random moments while payins are created 
   await Promise.all(producers);
   const payins = (await h.as(m, 'GET', '/payins?limit=100')).body.data as Array<{ id: string }>;
   for (const p of payins) await settled(h, m, 'payins', p.id);
-  await until('every terminal event recorded', async () => (await ascendingIds(m, start)).length >= 18, 30_000);
+  await until('every terminal event recorded', async () => (await ascendingIds(m, start)).length >= 32, 30_000);
   stop = true;
   await client;
   const expected = await ascendingIds(m, start);
