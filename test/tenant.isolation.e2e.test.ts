@@ -37,6 +37,12 @@ const bPayout = await h.as(B, 'POST', '/payouts', {
   quote_id: bPayoutQuote.id, customer_id: bCustomer.body.id, payment_reason_text: B_NAME,
   recipient: { ...party('SN', 'SN_WAVE_MOMO', '+221770000002'), recipient_type: 'individual', first_name: B_NAME, last_name: 'R' },
 }, { idem: true });
+// A bulk payout request of B's (CONTRACT §10): GET /payouts/bulk/{batch_id}.
+const bBatchQuote = await quote(h, B, 'payout', leg('SN_WAVE_MOMO', 'SN', 'XOF', '5000'));
+const bBatch = await h.as(B, 'POST', '/payouts/bulk', { items: [{
+  reference: `ref-${B_NAME}`, quote_id: bBatchQuote.id, customer_id: bCustomer.body.id, payment_reason_text: B_NAME,
+  recipient: { ...party('SN', 'SN_WAVE_MOMO', '+221770000002'), recipient_type: 'individual', first_name: B_NAME, last_name: 'R' },
+}] }, { idem: true });
 const bTq = await transferQuote(h, B);
 // The disbursement fails, so relaunch-payout is allowed for B (and must still be refused to A).
 const bTransfer = await h.as(B, 'POST', '/transfers', { quote_id: bTq.id, customer_id: bCustomer.body.id, payer: payerCM(), recipient: recipientSN('+221770000099') }, { idem: true });
@@ -46,12 +52,13 @@ const bEvent = await until('B has webhook events', async () => (await h.as(B, 'G
 /** B's resource ids by the name a path parameter, a filter or a body field gives them. */
 const bIds: Record<string, string> = {
   customer_id: bCustomer.body.id, quote_id: bQuote.id, payin_id: bPayin.body.id, payout_id: bPayout.body.id,
-  transfer_id: bTransfer.body.id, event_id: bEvent,
+  transfer_id: bTransfer.body.id, event_id: bEvent, batch_id: bBatch.body.id,
 };
-const bSecrets = [...Object.values(bIds), bPayoutQuote.id, bTq.id, B.merchantId, B_NAME];
+const bSecrets = [...Object.values(bIds), bPayoutQuote.id, bBatchQuote.id, bBatch.body.items?.[0]?.payout?.id, bTq.id, B.merchantId, B_NAME].filter((x): x is string => typeof x === 'string');
 
 t.test('B has one of every resource', async (t) => {
-  for (const r of [bCustomer, bPayin, bPayout, bTransfer]) t.equal(r.status, 201, r.text.slice(0, 200));
+  for (const r of [bCustomer, bPayin, bPayout, bTransfer, bBatch]) t.equal(r.status, 201, r.text.slice(0, 200));
+  t.equal(bBatch.body.items[0].status, 201, 'a bulk payout request with its payout');
   t.equal(bKyc.status, 201, 'a KYC submission');
   t.ok(bEvent, 'a webhook event');
   // B sees them: the ids are real, so a 404 for A means isolation, not a typo.
