@@ -22,10 +22,9 @@ const endpointId = (req: Request) => String(req.params.endpointId);
 
 /** Renders the Webhooks page (routes/webhooks.ts), with a new secret or a refusal. */
 export type RenderWebhooks = (s: ApiServices, req: Request, res: Response, status: number, extra?: { secret?: string; activatesAt?: string | undefined; error?: string }) => Promise<void>;
-let webhooks: RenderWebhooks;
 
 /** A refusal (a bad URL, an unknown endpoint) shown on the page, with the status the API would answer. */
-async function refused(s: ApiServices, req: Request, res: Response, err: unknown): Promise<void> {
+async function refused(webhooks: RenderWebhooks, s: ApiServices, req: Request, res: Response, err: unknown): Promise<void> {
   if (!(err instanceof DomainError) || (err.code !== 'bad_request' && err.code !== 'not_found')) throw err;
   await webhooks(s, req, res, err.code === 'not_found' ? 404 : 400, { error: err.message });
 }
@@ -38,19 +37,21 @@ function asked(req: Request, res: Response, o: { title: string; question: string
   return true;
 }
 
-async function add(s: ApiServices, req: Request, res: Response): Promise<void> {
+async function add(webhooks: RenderWebhooks, s: ApiServices, req: Request, res: Response): Promise<void> {
   const { session } = locals(res);
   try {
     const r = await once(s, session, nonce(req), `${BASE}/webhooks/endpoints`,
       (id) => E.addEndpoint(s, session, requestId(req), id, formOf(req)), (x) => ({ action: 'endpoint_created', endpoint_id: x.endpoint.id }));
     if (r.kind === 'repeat') return send(res, 409, alreadyDonePage(session, r.summary));
-    await webhooks(s, req, res, 201, { secret: r.result.signingSecret ?? '' });
+    // A claim taken over after a crash finds the endpoint made: its secret cannot be shown again.
+    if (r.result.signingSecret === null) return webhooks(s, req, res, 200, { error: 'This endpoint was added by an earlier attempt of this form; its secret cannot be shown again: rotate it.' });
+    await webhooks(s, req, res, 201, { secret: r.result.signingSecret });
   } catch (err) {
-    await refused(s, req, res, err);
+    await refused(webhooks, s, req, res, err);
   }
 }
 
-async function rotate(s: ApiServices, req: Request, res: Response): Promise<void> {
+async function rotate(webhooks: RenderWebhooks, s: ApiServices, req: Request, res: Response): Promise<void> {
   const { session } = locals(res);
   const action = `${BASE}/webhooks/endpoints/${endpointId(req)}/rotate-secret`;
   const after = Number(field(req, 'activate_after_seconds') || '86400');
@@ -65,20 +66,19 @@ async function rotate(s: ApiServices, req: Request, res: Response): Promise<void
     if (r.kind === 'repeat') return send(res, 409, alreadyDonePage(session, r.summary));
     await webhooks(s, req, res, 200, { secret: r.result.signingSecret, activatesAt: after > 0 ? r.result.activatesAt : undefined });
   } catch (err) {
-    await refused(s, req, res, err);
+    await refused(webhooks, s, req, res, err);
   }
 }
 
-export function addEndpointRoutes(r: Router, s: ApiServices, render: RenderWebhooks): void {
-  webhooks = render;
-  r.post('/webhooks/endpoints', (req, res) => add(s, req, res));
+export function addEndpointRoutes(r: Router, s: ApiServices, webhooks: RenderWebhooks): void {
+  r.post('/webhooks/endpoints', (req, res) => add(webhooks, s, req, res));
   r.post('/webhooks/endpoints/:endpointId', async (req, res) => {
     const { session } = locals(res);
     try {
       await E.editEndpoint(s, session, requestId(req), endpointId(req), formOf(req));
       res.redirect(303, `${BASE}/webhooks?done=endpoint_saved`);
     } catch (err) {
-      await refused(s, req, res, err);
+      await refused(webhooks, s, req, res, err);
     }
   });
   r.post('/webhooks/endpoints/:endpointId/status', async (req, res) => {
@@ -90,7 +90,7 @@ export function addEndpointRoutes(r: Router, s: ApiServices, render: RenderWebho
       await E.setEndpointStatus(s, session, requestId(req), endpointId(req), status);
       res.redirect(303, `${BASE}/webhooks?done=endpoint_${status}`);
     } catch (err) {
-      await refused(s, req, res, err);
+      await refused(webhooks, s, req, res, err);
     }
   });
   r.post('/webhooks/endpoints/:endpointId/delete', async (req, res) => {
@@ -101,8 +101,8 @@ export function addEndpointRoutes(r: Router, s: ApiServices, render: RenderWebho
       await E.removeEndpoint(s, session, requestId(req), endpointId(req));
       res.redirect(303, `${BASE}/webhooks?done=endpoint_deleted`);
     } catch (err) {
-      await refused(s, req, res, err);
+      await refused(webhooks, s, req, res, err);
     }
   });
-  r.post('/webhooks/endpoints/:endpointId/rotate-secret', (req, res) => rotate(s, req, res));
+  r.post('/webhooks/endpoints/:endpointId/rotate-secret', (req, res) => rotate(webhooks, s, req, res));
 }
