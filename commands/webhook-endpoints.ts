@@ -32,6 +32,7 @@ export async function checkedWebhookUrl(s: { config: { allowPrivateUrls: boolean
   }
   return raw;
 }
+
 const now = (s: Services) => s.clock.now().toISOString();
 
 /** A merchant's pre-endpoint URL and secret seen as its one endpoint (id: the merchant id, every event). */

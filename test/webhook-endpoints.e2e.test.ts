@@ -231,6 +231,18 @@ t.test("the operator's PUT: the URL from before endpoints is the first endpoint;
   t.ok(verifies(rx3.deliveries[0]!, put.body.signing_secret) && !verifies(rx3.deliveries[0]!, legacySecret), 'with the new secret, at once');
   t.equal(rx2.deliveries.length, 0, 'the webhook.test endpoint got no widget event');
 
+  // Changing the URL from before endpoints through the merchant API adopts it under the same id.
+  const legacy = await h.newMerchant('Legacy filter');
+  const legacyKey = await configureWebhook(h, legacy, rx2.url);
+  const patched = await h.as(legacy, 'PATCH', `/webhook-endpoints/${legacy.merchantId}`, { enabled_events: ['webhook.test'] });
+  t.equal(patched.status, 200);
+  t.match(patched.body, { id: legacy.merchantId, url: rx2.url, enabled_events: ['webhook.test'] });
+  await completedWidget(h, legacy);
+  const testId = await sendTestWebhook(h.app.services, legacy.merchantId, { actor: 'test' });
+  await until(() => rx2.deliveries.some((d) => idOf(d) === testId), 'the test event at the adopted endpoint');
+  t.equal(rx2.deliveries.length, 1, 'its new filter holds: no widget event');
+  t.ok(verifies(rx2.deliveries[0]!, legacyKey), 'still signed with the secret the operator was given');
+
   const fresh = await h.newMerchant('No endpoint yet');
   await addEndpoint(fresh, { url: rx2.url, enabled_events: ['payin.completed'] });
   const put2 = await h.admin('PUT', `/admin/merchants/${fresh.merchantId}/webhook`, { url: rx3.url });
