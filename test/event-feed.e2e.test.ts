@@ -192,6 +192,10 @@ t.test('at most EVENT_STREAMS_PER_MERCHANT open streams per merchant: 429 rate_l
   t.ok(Number(refused.headers['retry-after']) > 0, 'with Retry-After');
   const elsewhere = await stream(other);
   t.equal(elsewhere.status, 200, "another merchant's streams count apart");
+  // Four open streams, one LISTEN connection for the process (no connection held per stream).
+  const listeners = await h.app.services.knex.raw<{ rows: Array<{ n: string }> }>(
+    "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN webhook_feed'");
+  t.equal(Number(listeners.rows[0]!.n), 1, 'one LISTEN connection for all the streams');
   open[0]!.destroy();
   await open[0]!.ended;
   const again = await until('a slot freed', async () => {
