@@ -43,16 +43,19 @@ const payout = (await h.as(F, 'POST', '/payouts', {
 }, { idem: true })).body.id as string;
 const tq = await transferQuote(h, F);
 const transfer = (await h.as(F, 'POST', '/transfers', { quote_id: tq.id, customer_id: customer, payer: payerCM(), recipient: recipientSN('+221770000099') }, { idem: true })).body.id as string;
+// A refund of the payin once it completed (CONTRACT §9): its id for the refund paths.
+await until('the payin completed', async () => (await h.as(F, 'GET', `/payins/${payin}`)).body.status === 'completed');
+const refund = (await h.as(F, 'POST', '/refunds', { payin_id: payin, amount: '1000' }, { idem: true })).body.id as string;
 const eventId = await until('a webhook event', async () => (await h.as(F, 'GET', '/events')).body.data?.[0]?.id as string | undefined);
 // An active quote for bodies (a mutation that happens to be valid may consume it: each body gets a fresh one from a pool).
 const freshQuote = await quote(h, F, 'payin', leg('SN_WAVE_MOMO', 'SN', 'XOF', '5000'));
 
 const pathValues: Record<string, string> = {
-  customer_id: customer, quote_id: payinQuote.id, payin_id: payin, payout_id: payout, transfer_id: transfer, event_id: eventId,
+  customer_id: customer, quote_id: payinQuote.id, payin_id: payin, payout_id: payout, transfer_id: transfer, refund_id: refund, event_id: eventId,
   merchant_id: V.merchantId, key_id: V.keyId, currency: 'XOF', provider: 'sandbox', projection: 'no-such-projection', stream: `payin-${payin}`,
 };
 const known = {
-  customer_id: customer, quote_id: freshQuote.id, phone: '+221770000001', operator_code: 'SN_WAVE_MOMO', country_code: 'SN',
+  customer_id: customer, quote_id: freshQuote.id, payin_id: payin, phone: '+221770000001', operator_code: 'SN_WAVE_MOMO', country_code: 'SN',
   send_currency: 'XOF', receive_currency: 'XOF', rail_type: 'mobile_money', payer_operator_code: 'CM_MTN_MOMO', recipient_operator_code: 'SN_WAVE_MOMO',
   payin_currency: 'XAF', payout_currency: 'XOF', send_amount: '5000', payin_amount: '10000', url: 'http://127.0.0.1:9/hook',
 };
