@@ -106,7 +106,10 @@ export async function relaunchPayout(s: Services, c: Relaunch, meta: EventMetada
     const transfer = await tx.load(transferStream, T.transferDecider);
     const events = T.transferDecider.decide({
       type: 'RelaunchPayout',
-      data: { merchantId: c.merchantId, payoutAmount: c.payoutAmount, recipient: c.recipient, relaunchId: c.relaunchId, at: s.clock.now().toISOString() },
+      data: {
+        merchantId: c.merchantId, payoutAmount: c.payoutAmount, recipient: c.recipient, relaunchId: c.relaunchId,
+        availability: await readAvailabilities(tx, [transfer.state.created?.recipient_operator_code]), at: s.clock.now().toISOString(),
+      },
     }, transfer.state);
     if (events.length === 0) return { appends: [], result: existing(transfer.state) }; // this request's relaunch, done before
     return { appends: await withWalletEffects(tx, transfer, events, meta), result: created(events.reduce(T.transferDecider.evolve, transfer.state)) };

@@ -128,6 +128,8 @@ export interface RelaunchPayout {
   recipient?: Recipient;
   /** The request's idempotency claim id: a retry of a relaunch that was appended decides nothing. */
   relaunchId?: string;
+  /** The recipient's operator's availability as it is now (CONTRACT §14: closed for payouts refuses). */
+  availability: OperatorAvailabilities;
   at: string;
 }
 
@@ -393,6 +395,8 @@ function relaunchPayout(s: TransferState, c: RelaunchPayout): TransferEvent[] {
   if (!(s.status === 'failed' && s.payin_status === 'completed' && s.payout_status === 'failed')) {
     refuse('relaunch_not_allowed', 'A payout can be relaunched only when the transfer failed after its collection completed and its payout failed');
   }
+  // A new disbursement is a new payout leg: refused while its operator is closed for payouts.
+  requireAvailable(c.availability, [{ operatorCode: t.recipient_operator_code, flow: 'payout', field: 'recipient.operator_code' }]);
   const last = currentAttempt(s)!;
   const attempt = last.attempt + 1;
   return [{

@@ -9,7 +9,7 @@ import { startApp, type RunningApp } from '../app/app.ts';
 import { createLogger } from '../infra/log.ts';
 import { startTestApp, request, ADMIN_TOKEN, type MerchantCreds } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, topUp, until, wallet } from './helpers/money.ts';
-import { payerCM, recipientSN, transferMerchant, transferQuote, walletsOf } from './helpers/transfers.ts';
+import { getTransfer, payerCM, recipientSN, settledTransfer, transferMerchant, transferQuote, walletsOf } from './helpers/transfers.ts';
 import { providers } from '../infra/providers/index.ts';
 import { signedInClient } from './helpers/dashboard.ts';
 
@@ -170,6 +170,31 @@ t.test('transfers: the payer\'s operator checked for payins, the recipient\'s fo
   await reopen('SN_WAVE_MOMO');
   await reopen('CM_MTN_MOMO');
   t.equal((await transfer(kept.id)).status, 201, 'accepted once reopened');
+});
+
+t.test('relaunch: a new disbursement is refused while the recipient\'s operator is closed for payouts', async (t) => {
+  const m = await transferMerchant(h);
+  const kept = await transferQuote(h, m);
+  const created = await h.as(m, 'POST', '/transfers', {
+    quote_id: kept.id, customer_id: m.customerId, payer: payerCM(), recipient: recipientSN('+221770000099'),
+  }, { idem: true });
+  t.equal(created.status, 201);
+  const failed = await settledTransfer(h, m, created.body.id);
+  t.match(failed, { status: 'failed', payin_status: 'completed', payout_status: 'failed' });
+  const before = await walletsOf(h, m);
+  const relaunch = (key: string) =>
+    h.as(m, 'POST', `/transfers/${created.body.id}/relaunch-payout`, { recipient: recipientSN('+221770000002') }, { idem: key });
+
+  await setAvailability('SN_WAVE_MOMO', { payout: 'closed' });
+  const refused = await relaunch(`closed-${created.body.id}`);
+  t.equal(refused.status, 400);
+  t.match(refused.body.error, { code: 'operator_unavailable', details: [{ field: 'recipient.operator_code' }] });
+  t.same(await walletsOf(h, m), before, 'nothing held again');
+  t.match((await getTransfer(h, m, created.body.id)).body, { status: 'failed', payout_status: 'failed' }, 'the transfer unchanged');
+  await reopen('SN_WAVE_MOMO');
+  const relaunched = await relaunch(`open-${created.body.id}`);
+  t.equal(relaunched.status, 200, 'relaunched once reopened');
+  t.equal((await settledTransfer(h, m, created.body.id, 'completed')).payout_status, 'completed');
 });
 
 t.test('bulk payouts: an item on a closed operator is refused as its own POST /payouts would be, the others go on', async (t) => {

@@ -47,7 +47,7 @@ const create = (data: Partial<T.CreateTransfer> = {}): T.TransferCommand => ({
   },
 });
 const startCollection: T.TransferCommand = { type: 'StartCollection', data: { at } };
-const relaunch = (data: Partial<T.RelaunchPayout> = {}): T.TransferCommand => ({ type: 'RelaunchPayout', data: { merchantId: 'm', at, ...data } });
+const relaunch = (data: Partial<T.RelaunchPayout> = {}): T.TransferCommand => ({ type: 'RelaunchPayout', data: { merchantId: 'm', availability: {}, at, ...data } });
 
 t.test('create → pending, both legs not started', async (t) => {
   const s = given([createdE]).state;
@@ -181,6 +181,11 @@ t.test('relaunch: the merchant\'s transfer, a new amount within the limits, a ne
   given(afterFail).when(relaunch({ recipient: { ...created.recipient, operator_code: 'SN_FREE_MOMO' } }))
     .thenThrows(t, 'quote_mismatch', 'a recipient on another operator than quoted');
   given([createdE]).when(relaunch({ payoutAmount: '99' })).thenThrows(t, 'amount_out_of_range', 'the request is checked before the transfer\'s status');
+  const closedFor = (flow: 'payin' | 'payout') => ({ SN_WAVE_MOMO: { payin: 'operational', payout: 'operational', [flow]: 'closed' } as const });
+  given(afterFail).when(relaunch({ availability: closedFor('payout') }))
+    .thenThrows(t, 'operator_unavailable', 'the recipient\'s operator closed for payouts: no new disbursement');
+  given(afterFail).when(relaunch({ availability: closedFor('payin') }))
+    .thenMatch(t, [{ type: 'transfer.payout.started', data: { attempt: 2 } }], 'closed for payins only: the relaunch goes on');
 });
 
 t.test('the wallet commands a transfer\'s events call for', async (t) => {

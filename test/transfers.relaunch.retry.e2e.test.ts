@@ -30,7 +30,7 @@ t.test('domain: a relaunch decided again by the same request decides nothing; an
     ev('transfer.failed', { reason: 'RECIPIENT_NOT_FOUND', at }),
   ];
   const given = (events: T.TransferEvent[]) => deciderSpec(T.transferDecider).given(events);
-  const relaunch = (relaunchId: string): T.TransferCommand => ({ type: 'RelaunchPayout', data: { merchantId: 'm', at, relaunchId } });
+  const relaunch = (relaunchId: string): T.TransferCommand => ({ type: 'RelaunchPayout', data: { merchantId: 'm', availability: {}, at, relaunchId } });
   const relaunched = ev('transfer.payout.started', { attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', currency: 'XOF', recipient, at, relaunch_id: 'r1' });
   given(history).when(relaunch('r1')).then(t, [relaunched], 'the relaunch names its request');
   given([...history, relaunched]).when(relaunch('r1')).then(t, [], 'the same request again: already done');
