@@ -121,13 +121,16 @@ t.test('the walkthrough moves money end to end', async (t) => {
 
 async function checkOutcome(t: Test, run: Run, port: number) {
   const v = run.vars;
-  for (const name of ['MERCHANT_ID', 'API_KEY', 'API_SECRET', 'WEBHOOK_SECRET', 'CUSTOMER_ID', 'PAYIN_ID', 'PAYOUT_ID', 'TRANSFER_ID']) {
+  for (const name of ['MERCHANT_ID', 'API_KEY', 'API_SECRET', 'WEBHOOK_SECRET', 'CUSTOMER_ID', 'PAYIN_ID', 'PAYOUT_ID', 'REFUND_ID', 'TRANSFER_ID']) {
     t.ok(v[name], `the walkthrough set ${name}`);
   }
   const lines = run.stdout.split('\n');
   t.ok(lines.includes(`payins/${v.PAYIN_ID} completed`), 'it printed the payin completed');
   t.ok(lines.includes(`payouts/${v.PAYOUT_ID} completed`), 'it printed the payout completed');
+  t.ok(lines.includes(`refunds/${v.REFUND_ID} completed`), 'it printed the refund completed');
+  t.ok(lines.includes('1000'), 'it printed the payin\'s refunded_amount');
   t.ok(lines.includes(`transfers/${v.TRANSFER_ID} completed`), 'it printed the transfer completed');
+  t.ok(lines.includes('hold -1000'), 'the wallet\'s movements show the refund\'s hold');
   t.ok(lines.includes('400'), 'the forged delivery was answered 400');
 
   // The receiver's whole log, as the last block prints it: every delivery verified, in order.
@@ -136,6 +139,7 @@ async function checkOutcome(t: Test, run: Run, port: number) {
     'refused invalid_signature',
     `verified payin.completed ${v.PAYIN_ID} status=completed`,
     `verified payout.completed ${v.PAYOUT_ID} status=completed`,
+    `verified refund.completed ${v.REFUND_ID} status=completed`,
     `verified transfer.payin.completed ${v.TRANSFER_ID} status=disbursing`,
     `verified transfer.payout.completed ${v.TRANSFER_ID} status=disbursing`,
     `verified transfer.completed ${v.TRANSFER_ID} status=completed`,
@@ -150,6 +154,8 @@ async function checkOutcome(t: Test, run: Run, port: number) {
     const events = await request(base, 'GET', `/events?resource_id=${id}`, { headers: merchant });
     t.ok(events.body.data.length > 0 && events.body.data.every((e: { delivery_status: string }) => e.delivery_status === 'delivered'), `${kind}: its events delivered`);
   }
+  const refund = await request(base, 'GET', `/refunds/${v.REFUND_ID}`, { headers: merchant });
+  t.match(refund.body, { id: v.REFUND_ID, payin_id: v.PAYIN_ID, amount: '1000', status: 'completed' }, 'the refund completed for the payin');
   const m = await request(base, 'GET', `/admin/merchants/${v.MERCHANT_ID}`, { headers: { authorization: `Bearer ${v.ADMIN_TOKEN}` } });
   t.same(m.body.routing.corridors, ['CM-SN-XAF-XOF'], 'the corridor is open');
   t.match(run.stdout, /^XOF \d+$/m, 'the balances were printed');
