@@ -48,16 +48,24 @@ const bTq = await transferQuote(h, B);
 const bTransfer = await h.as(B, 'POST', '/transfers', { quote_id: bTq.id, customer_id: bCustomer.body.id, payer: payerCM(), recipient: recipientSN('+221770000099') }, { idem: true });
 await settledTransfer(h, B, bTransfer.body.id, 'failed');
 const bEvent = await until('B has webhook events', async () => (await h.as(B, 'GET', '/events')).body.data?.[0]?.id as string | undefined);
+// A refund of B's completed payin (CONTRACT §9) and a webhook endpoint of B's (§11).
+await until('B\'s payin completed', async () => (await h.as(B, 'GET', `/payins/${bPayin.body.id}`)).body.status === 'completed');
+const bRefund = await h.as(B, 'POST', '/refunds', { payin_id: bPayin.body.id, amount: '1000', reason: B_NAME }, { idem: true });
+const bEndpoint = await h.as(B, 'POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks-b', description: B_NAME }, { idem: true });
 
 /** B's resource ids by the name a path parameter, a filter or a body field gives them. */
 const bIds: Record<string, string> = {
   customer_id: bCustomer.body.id, quote_id: bQuote.id, payin_id: bPayin.body.id, payout_id: bPayout.body.id,
-  transfer_id: bTransfer.body.id, event_id: bEvent, batch_id: bBatch.body.id,
+  transfer_id: bTransfer.body.id, event_id: bEvent, batch_id: bBatch.body.id, refund_id: bRefund.body.id, endpoint_id: bEndpoint.body.id,
+  // Not an id: a currency names one of the caller's own wallets (B's wallet is never reachable by it).
+  currency: 'XOF',
 };
-const bSecrets = [...Object.values(bIds), bPayoutQuote.id, bBatchQuote.id, bBatch.body.items?.[0]?.payout?.id, bTq.id, B.merchantId, B_NAME].filter((x): x is string => typeof x === 'string');
+/** Path parameters that scope to the caller's own resources: A gets its own (2xx), never B's data. */
+const ownScoped = new Set(['currency']);
+const bSecrets = [...Object.entries(bIds).filter(([name]) => !ownScoped.has(name)).map(([, id]) => id), bPayoutQuote.id, bBatchQuote.id, bBatch.body.items?.[0]?.payout?.id, bTq.id, B.merchantId, B_NAME].filter((x): x is string => typeof x === 'string');
 
 t.test('B has one of every resource', async (t) => {
-  for (const r of [bCustomer, bPayin, bPayout, bTransfer, bBatch]) t.equal(r.status, 201, r.text.slice(0, 200));
+  for (const r of [bCustomer, bPayin, bPayout, bTransfer, bBatch, bRefund, bEndpoint]) t.equal(r.status, 201, r.text.slice(0, 200));
   t.equal(bBatch.body.items[0].status, 201, 'a bulk payout request with its payout');
   t.equal(bKyc.status, 201, 'a KYC submission');
   t.ok(bEvent, 'a webhook event');
@@ -96,7 +104,7 @@ t.test("A's credentials against B's resources, every id-bearing merchant operati
       const res = await h.as(A, op.method, path, body, { idem: op.idempotent });
       probes.push({ op, what, res, expectRefusal });
     };
-    if (pathParams.length > 0) await send('path ids', fillPath(op.path, bIds), true);
+    if (pathParams.length > 0) await send('path ids', fillPath(op.path, bIds), !pathParams.every((p) => ownScoped.has(p.name)));
     for (const q of idQuery) {
       const values = q.name in bIds ? [bIds[q.name]!] : Object.values(bIds); // resource_id: any of B's
       for (const v of values) await send(`filter ${q.name}`, `${fillPath(op.path, bIds)}?${q.name}=${v}`, pathParams.length > 0);
@@ -108,9 +116,12 @@ t.test("A's credentials against B's resources, every id-bearing merchant operati
     if (why) leaks.push(`${p.op.method} ${p.op.path} [${p.what}] → ${p.res.status}: ${why}`);
     if (!why) t.pass(`${p.op.method} ${p.op.path} [${p.what}] → ${p.res.status}`);
   }
-  // A's own unfiltered lists never show B's resources either.
+  // A's own unfiltered lists never show B's resources either. A stream (Server-Sent Events) never
+  // ends by itself: it is asked to resume after B's event instead, which must be refused at once.
   for (const op of merchantOps.filter((o) => o.method === 'GET' && !o.params.some((p) => p.in === 'path'))) {
-    const res = await h.as(A, 'GET', op.path);
+    const streamed = !!doc.paths[op.path].get.responses['200']?.content?.['text/event-stream'];
+    const res = await h.as(A, 'GET', streamed ? `${op.path}?after=${bEvent}` : op.path);
+    if (streamed) t.equal(res.status, 404, `${op.path} resuming after B's event: 404`);
     const p: Probe = { op, what: 'unfiltered', res, expectRefusal: false };
     probes.push(p);
     const why = leaked(p);

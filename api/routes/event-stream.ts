@@ -29,7 +29,7 @@ export const feedListParameters = [
 async function positionOf(ctx: Ctx, id: string, field: string): Promise<bigint> {
   if (!UUID.test(id)) throw new DomainError('bad_request', `${field} is not an event id`, [{ field, message: 'must be an event id (uuid)' }]);
   const position = await feedPositionOf(ctx.services.knex, ctx.merchantId, id);
-  if (position === undefined) throw new DomainError('not_found', `Event ${id} not found`);
+  if (position === undefined) throw new DomainError('not_found', 'Event not found', [{ field, message: 'not one of this merchant\'s events' }]);
   return position;
 }
 
