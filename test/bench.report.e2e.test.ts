@@ -12,6 +12,8 @@ import { markdownTable } from '../bench/lib/table.ts';
 import type { Machine } from '../bench/lib/machine.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
+// The smoke runs below take minutes together (each subtest has its own bound): the file's bound is theirs.
+t.setTimeout(900_000);
 
 t.test('a figure with a ceiling: the ratio rounded to three places, the target judged on it', async (t) => {
   const met = judge({ value: 2_000, unit: 'creates/s', ceiling: 3_000, ceilingName: 'Express', target: { on: 'ratio', op: '>=', bound: 0.5 } });
