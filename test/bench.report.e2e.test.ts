@@ -2,16 +2,13 @@
 // run beside it, by how much a missed target is missed, the Markdown table with the machine's facts,
 // and `npm run bench` itself writing bench/results/latest.json's shape. The run uses the smoke
 // profile (every phase for a moment): it checks that the bench runs and reports, not its figures.
-import t, { type Test } from 'tap';
-import fs from 'node:fs';
+import t from 'tap';
 import os from 'node:os';
-import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { judge } from '../bench/lib/result.ts';
+import { benchServices, smokeRun } from './helpers/bench-smoke.ts';
 import { markdownTable } from '../bench/lib/table.ts';
 import type { Machine } from '../bench/lib/machine.ts';
 
-const root = path.resolve(import.meta.dirname, '..');
 // The smoke runs below take minutes together (each subtest has its own bound): the file's bound is theirs.
 t.setTimeout(900_000);
 
@@ -68,24 +65,7 @@ t.test('the Markdown table: machine facts, one row per figure, a miss with its m
   t.equal(lines.length, 6);
 });
 
-const services = process.env.DATABASE_URL && process.env.NATS_URL;
-/** `npm run bench --smoke --only=<scenarios>` against the real services: its stdout and report. */
-async function smokeRun(t: Test, only: string): Promise<{ stdout: string; report: any }> {
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-report-')), 'latest.json');
-  t.teardown(() => fs.rmSync(path.dirname(out), { recursive: true, force: true }));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', `--only=${only}`, `--out=${out}`], {
-    cwd: root,
-    env: { ...process.env, BENCH_DATABASE_URL: process.env.DATABASE_URL, BENCH_NATS_URL: process.env.NATS_URL },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => { stdout += d; });
-  child.stderr.on('data', (d) => { stderr += d; });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  t.equal(code, 0, 'the run exits 0', { stderr: stderr.slice(-2000) });
-  return { stdout, report: JSON.parse(fs.readFileSync(out, 'utf8')) };
-}
+const services = benchServices;
 
 t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with its ratio, the table printed', {
   skip: services ? false : 'needs PostgreSQL and NATS (DATABASE_URL and NATS_URL): the bench runs against the real services',

@@ -1,0 +1,29 @@
+// `npm run bench --smoke --only=<scenarios>` against the real services, as the bench's own tests run
+// it (bench.report, payouts.bulk.bench): its stdout and its report (latest.json's content).
+import type { Test } from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+
+/** Set when the real PostgreSQL and NATS are given: the bench runs against them only. */
+export const benchServices = !!(process.env.DATABASE_URL && process.env.NATS_URL);
+
+export async function smokeRun(t: Test, only: string): Promise<{ stdout: string; report: any }> {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-smoke-')), 'latest.json');
+  t.teardown(() => fs.rmSync(path.dirname(out), { recursive: true, force: true }));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', `--only=${only}`, `--out=${out}`], {
+    cwd: root,
+    env: { ...process.env, BENCH_DATABASE_URL: process.env.DATABASE_URL, BENCH_NATS_URL: process.env.NATS_URL },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => { stdout += d; });
+  child.stderr.on('data', (d) => { stderr += d; });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  t.equal(code, 0, 'the run exits 0', { stderr: stderr.slice(-2000) });
+  return { stdout, report: JSON.parse(fs.readFileSync(out, 'utf8')) };
+}
