@@ -86,12 +86,28 @@ function authHeaders(op: Op): Record<string, string> {
   return hd;
 }
 
+/** Operations that answer a stream (Server-Sent Events): an accepted one never ends by itself. */
+const streamed = new Set(ops.filter((o) => doc.paths[o.path][o.method.toLowerCase()].responses['200']?.content?.['text/event-stream']).map((o) => o.operationId));
+
+/** A stream's answer: its status, and its body unless the stream was accepted (then closed at once). */
+async function openStream(p: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+  const ac = new AbortController();
+  const res = await fetch(h.url + p, { headers, signal: ac.signal });
+  if (res.status === 200 && (res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    ac.abort();
+    return { status: 200, text: '' };
+  }
+  return { status: res.status, text: await res.text() };
+}
+
 async function send(r: Req): Promise<void> {
   const headers = { ...authHeaders(r.op), ...(r.headers ?? {}) };
   const p = r.path + (r.query ? `?${r.query}` : '');
   const what = `${r.op.method} ${r.op.path} [${r.what}]`;
   try {
-    const res = r.raw !== undefined || r.body !== undefined
+    const res = streamed.has(r.op.operationId) && r.op.method === 'GET' && r.raw === undefined && r.body === undefined
+      ? await openStream(p, headers)
+      : r.raw !== undefined || r.body !== undefined
       ? await request(h.url, r.op.method, p, r.raw !== undefined ? { raw: r.raw, headers } : { body: r.body, headers })
       : await request(h.url, r.op.method, p, { headers });
     check(what, res.status, res.text);

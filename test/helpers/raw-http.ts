@@ -11,7 +11,13 @@ export function rawRequest(url: string, head: string, body: Buffer | string = ''
     const socket = net.connect(Number(port), hostname);
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => { socket.destroy(); reject(new Error('raw request timed out')); }, timeoutMs);
-    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('data', (c: Buffer) => {
+      chunks.push(c);
+      // An accepted stream (Server-Sent Events) never ends by itself: its head is the answer.
+      const text = Buffer.concat(chunks).toString('latin1');
+      const split = text.indexOf('\r\n\r\n');
+      if (split >= 0 && /^content-type:\s*text\/event-stream/im.test(text.slice(0, split))) socket.destroy();
+    });
     socket.on('error', (err) => { clearTimeout(timer); reject(err); });
     socket.on('close', () => {
       clearTimeout(timer);
