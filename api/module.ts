@@ -43,7 +43,11 @@ export type Reply =
   /** `replayed`: what an earlier attempt under the same Idempotency-Key created, answered as a replay. */
   | {
     status: number; body: unknown; headers?: Record<string, string>; replayed?: boolean;
-    /** What the Idempotency-Key stores and replays when it must differ from `body` (a secret shown once is never stored). */
+    /**
+     * What the Idempotency-Key stores when it must differ from `body`: a secret in the answer is
+     * stored sealed under `_sealed` ({field: sealed value}, infra/secrets.ts), never in clear, and
+     * a replay answers it unsealed (the same body, CONTRACT §6).
+     */
     stored?: unknown;
   }
   | { status: number; text: string; contentType: string; headers?: Record<string, string> }

@@ -48,7 +48,10 @@ t.test('the merchant API: create (secret once), list, read, update, delete; refu
   const replay = await h.as(m, 'POST', '/webhook-endpoints', body, { idem: key });
   t.equal(replay.status, 201);
   t.equal(replay.body.id, created.body.id, 'a replay answers the same endpoint');
-  t.equal(replay.body.signing_secret, null, 'a replay never shows the secret again');
+  t.equal(replay.body.signing_secret, created.body.signing_secret, 'a replay answers the same body, the secret included (a lost answer is not a lost secret)');
+  const row = await h.app.services.knex('idempotency_keys').whereRaw('response_body::text like ?', [`%${replay.body.id}%`]).first();
+  t.ok(row, 'the stored answer found');
+  t.notOk(JSON.stringify(row).includes(created.body.signing_secret), 'the key stores the secret sealed, never in clear');
   t.equal(replay.body._meta.idempotency_replayed, true);
   const secret = created.body.signing_secret as string;
   const keys = JSON.stringify(await h.app.services.knex('idempotency_keys').where({ merchant_id: m.merchantId }).select('response_body'));

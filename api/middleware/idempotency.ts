@@ -15,6 +15,7 @@ import { errorBody, STATUS_OF } from '../errors.ts';
 import type { Ctx, Handler, Reply } from '../module.ts';
 import { awaitEverythingCommitted, deferReadModelWaits } from './read-your-writes.ts';
 import type { Answer } from './respond.ts';
+import type { Secrets } from '../../infra/secrets.ts';
 
 /** Checked after the path and query, before the body: a missing or malformed key is refused first. */
 export const requireIdempotencyKey: RequestHandler = (req, _res, next) => {
@@ -63,6 +64,14 @@ function replayedBody(body: unknown, requestId: string): unknown {
   return { ...(body as object), error: { ...error, message: withNewKeyHint(error.message), request_id: error.request_id ?? requestId } };
 }
 
+/** A stored body with its sealed fields (`_sealed`, module.ts Reply.stored) answered in clear again. */
+function unsealed(body: unknown, secrets: Secrets): unknown {
+  const sealed = (body as { _sealed?: Record<string, string> } | null)?._sealed;
+  if (!sealed) return body;
+  const { _sealed: _, ...rest } = body as Record<string, unknown>;
+  return { ...rest, ...Object.fromEntries(Object.entries(sealed).map(([field, value]) => [field, secrets.decrypt(value)])) };
+}
+
 /** Runs the request once per key; answers the reply to send. */
 async function runIdempotent(r: IdempotentRequest): Promise<Reply> {
   const { ctx, key } = r;
@@ -73,7 +82,7 @@ async function runIdempotent(r: IdempotentRequest): Promise<Reply> {
     // are committed side by side, below; a crash can fall between): a replay, like the first
     // answer, is sent only once they include everything committed so far.
     await awaitEverythingCommitted(services);
-    return { status: claim.status, body: withMeta(replayedBody(claim.body, ctx.requestId), key, true) };
+    return { status: claim.status, body: withMeta(replayedBody(unsealed(claim.body, services.secrets), ctx.requestId), key, true) };
   }
   const stopRenewing = services.idempotency.keepAlive(claim, (err) => ctx.log.warn({ err }, 'idempotency lease renewal failed'));
   try {

@@ -1,6 +1,6 @@
 // Webhook endpoints (CONTRACT.md §11): a merchant's several endpoints, each with its URL, event
-// filter, status and signing secret (answered once: at creation and at each rotation, never on a read
-// nor in an Idempotency-Key's replay). Commands: commands/webhook-endpoints.ts.
+// filter, status and signing secret (answered at creation, its Idempotency-Key's replays included, and
+// at each rotation; never on a read). Commands: commands/webhook-endpoints.ts.
 import type { ApiModule, Ctx } from '../module.ts';
 import { body, errors, idempotencyHeader, idParam, json, ref } from '../openapi/common.ts';
 import { DomainError, invariant } from '../../domain/errors.ts';
@@ -36,7 +36,7 @@ const schemas = {
     allOf: [ref('WebhookEndpoint'), {
       type: 'object',
       required: ['signing_secret'],
-      properties: { signing_secret: { type: ['string', 'null'], description: 'Shown once, here; null on an Idempotency-Key replay (rotate to get a new one)' } },
+      properties: { signing_secret: { type: 'string', description: 'Answered here (and to a retry with the same Idempotency-Key), never by a read: keep it in your secret store' } },
     }],
   },
   WebhookEndpointCreate: {
@@ -140,8 +140,13 @@ export const webhookEndpointsModule: ApiModule = {
         url: await checkedUrl(ctx, ctx.body.url), enabledEvents: ctx.body.enabled_events ?? [ALL_EVENTS], description: ctx.body.description ?? null,
       }, meta(ctx));
       const view = endpointView(r.endpoint);
-      // The key stores the answer without the secret: a replay never shows it again.
-      return { status: 201, body: { ...view, signing_secret: r.signingSecret }, stored: { ...view, signing_secret: null }, replayed: r.existed };
+      // A retry whose first answer was lost gets the secret too (the same body, CONTRACT §6): the key
+      // stores it sealed, and an earlier attempt's endpoint answers the secret it holds.
+      const secret = r.signingSecret ?? ctx.services.secrets.decrypt(r.endpoint.secretSealed);
+      const sealed = ctx.services.secrets.encrypt(secret);
+      return {
+        status: 201, body: { ...view, signing_secret: secret }, stored: { ...view, signing_secret: null, _sealed: { signing_secret: sealed } }, replayed: r.existed,
+      };
     },
     listWebhookEndpoints: async (ctx) => ({ status: 200, body: { data: (await C.endpointsOf(ctx.services, ctx.merchantId)).map(endpointView) } }),
     getWebhookEndpoint: async (ctx) => ({ status: 200, body: endpointView(await mustFind(ctx)) }),
