@@ -21,7 +21,7 @@ import { Scheduler } from '../infra/scheduler.ts';
 import { Metrics } from '../infra/metrics.ts';
 import { MerchantRowCache } from '../projections/merchant-row-cache.ts';
 import { SeenVersions } from '../infra/eventstore/seen-versions.ts';
-import { isMerchantStream } from '../commands/streams.ts';
+import { isWebhookTargetStream } from '../commands/streams.ts';
 import { projections } from './registry.ts';
 import type { ApiServices } from '../api/services.ts';
 
@@ -91,7 +91,7 @@ export async function buildServices(config: Config, db: Database, parts: Service
     resolver: parts.resolver ?? systemResolver,
     idempotency: new IdempotencyStore(db.knex, clock, config.idempotencyLeaseMs),
     metrics: new Metrics(),
-    merchantVersions: new SeenVersions(isMerchantStream),
+    merchantVersions: new SeenVersions(isWebhookTargetStream),
     keyCache: new MerchantRowCache(),
     scheduler: new Scheduler(db.knex, clock, log, { leaseMs: config.jobLeaseMs }),
     awaitReadModels: async (position) => {

@@ -168,6 +168,15 @@ export class Aggregates {
   }
 
   /**
+   * Like cachedAtLeast, but also a stream remembered empty (version 0, e.g. by assumeNew after a
+   * read found nothing): for a caller that knows no event of the stream was appended past `version`.
+   */
+  cachedAsOf<S>(streamId: string, version: number): Loaded<S> | undefined {
+    const cached = this.cache.get(streamId) as { state: S; version: number } | undefined;
+    return cached && cached.version >= version ? { streamId, ...cached } : undefined;
+  }
+
+  /**
    * A yes/no question whose "yes" may come from a lagging state (a stale "yes" costs only work that
    * is idempotent anyway) but whose "no" must hold on the store as it is now: a lagging state can
    * say "no" merely because what makes it "yes" was appended later (a transfer's next disbursement
@@ -204,6 +213,9 @@ export class Aggregates {
         const loadFor = (readOnly: boolean) => async <S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>> => {
           const cached = trustCache ? (this.cache.get(streamId) as { state: S; version: number } | undefined) : undefined;
           const loaded = cached ? { streamId, ...cached } : await this.load(streamId, decider);
+          // A stream read but not written that does not exist yet (an operator never made unavailable)
+          // is remembered empty too: the append's "unchanged at version 0" guards it like any other.
+          if (!cached && readOnly && loaded.version === 0) this.remember(streamId, loaded.state, 0);
           const earlier = used.get(streamId);
           used.set(streamId, {
             decider: decider as unknown as Decider<unknown, DomainEvent>, state: loaded.state, version: loaded.version,

@@ -20,3 +20,5 @@ export const streams = {
 };
 
 export const isMerchantStream = (streamId: string) => streamId.startsWith('merchant-');
+/** The streams a webhook's target is read from as of an event (workers/webhooks/targets.ts): the merchant's and its endpoints'. */
+export const isWebhookTargetStream = (streamId: string) => isMerchantStream(streamId) || streamId.startsWith('webhook_endpoints-');

@@ -126,6 +126,21 @@ t.test('tx.read: a stream another process moved since it was cached fails the ap
   t.same((await b.load('order-2', counter)).state, { total: 10, adds: 1 }, 'one order, at the new price');
 });
 
+t.test('tx.read of a stream that does not exist: remembered empty, and still held unchanged (at version 0) until the commit', async (t) => {
+  const { a, b, reads } = await setup(t);
+  await order(a, 'order-3', 'price-none'); // reads the absent price once
+  let before = reads();
+  const again = await order(a, 'order-3', 'price-none');
+  t.equal(again.result, 0);
+  t.equal(reads() - before, 0, 'the absent stream is not read again (nor the order, cached by its append)');
+  await add(b, 'price-none', 5); // another process creates it
+  before = reads();
+  const moved = await order(a, 'order-3', 'price-none');
+  t.equal(moved.attempts, 2, 'the append at "still empty" failed: decided again');
+  t.equal(moved.result, 5, 'on the price as it is at the commit');
+  t.ok(reads() - before >= 1, 'read once it was found moved');
+});
+
 t.test('tx.read of a stream the attempt also writes: its expected version is the check', async (t) => {
   const { a } = await setup(t);
   await add(a, 'both-1', 1);

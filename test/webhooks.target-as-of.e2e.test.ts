@@ -29,8 +29,7 @@ async function completedWidgetEvent(m: MerchantCreds) {
 }
 
 /** Records the event, returning the statements that named the merchant's stream. */
-async function recordWatching(m: MerchantCreds, event: Parameters<typeof toMessage>[0]): Promise<string[]> {
-  const stream = streams.merchant(m.merchantId);
+async function recordWatching(m: MerchantCreds, event: Parameters<typeof toMessage>[0], stream = streams.merchant(m.merchantId)): Promise<string[]> {
   const seen: string[] = [];
   const onQuery = (q: { sql: string; bindings?: unknown[] }) => {
     if ((q.bindings ?? []).some((b) => b === stream || (Array.isArray(b) && b.includes(stream)))) seen.push(q.sql);
@@ -67,6 +66,8 @@ t.test('projector past the event, merchant cached: no read of the merchant strea
   t.ok(await s.projector.waitFor(second.event.position), 'read past the event');
   const reads = await recordWatching(m, second.event);
   t.same(reads, [], 'the merchant stream was not read');
+  t.same(await recordWatching(m, second.event, streams.webhookEndpoints(m.merchantId)), [],
+    'nor its endpoints stream (none yet: remembered empty, and no endpoints event read since)');
   // The receiver sees the request before the worker records its answer: wait for the record.
   await until(async () => (await eventsOf(h, m, second.id))[0]?.delivery_status === 'delivered', 'the second delivered');
   t.equal(rx.deliveries.length, 2, 'both delivered, once each');

@@ -8,7 +8,7 @@
 import type { Services } from '../../commands/services.ts';
 import { merchantDecider, type MerchantState } from '../../domain/merchant.ts';
 import { streams } from '../../commands/streams.ts';
-import { endpointsDecider, type WebhookEndpoint } from '../../domain/webhook-endpoints.ts';
+import { endpointsDecider, type EndpointsState, type WebhookEndpoint } from '../../domain/webhook-endpoints.ts';
 import { endpointsOf, legacyEndpointOf } from '../../commands/webhook-endpoints.ts';
 
 export interface WebhookTarget {
@@ -45,11 +45,31 @@ export async function webhookTargetAsOf(s: Services, merchantId: string, positio
  * a merchant that has never touched its endpoints, its URL from before endpoints as of the event.
  */
 export async function endpointsAsOf(s: Services, merchantId: string, position: bigint): Promise<WebhookEndpoint[]> {
-  const { state } = await s.aggregates.load(streams.webhookEndpoints(merchantId), endpointsDecider);
+  const state = endpointsCachedAsOf(s, merchantId, position) ?? await loadEndpoints(s, merchantId);
   if (state.started) return state.endpoints;
   const legacy = await webhookTargetAsOf(s, merchantId, position);
   const endpoint = legacy && legacyEndpointOf(merchantId, legacy.url, legacy.sealedSecret, '');
   return endpoint ? [endpoint] : [];
+}
+
+/**
+ * The merchant's endpoints as of `position` from the cache alone, as webhookTargetAsOf does for its
+ * URL (the endpoints streams are watched too): a cached state, even an empty stream's, at least as
+ * new as the newest endpoints event read in the global order includes every one up to `position`.
+ * Without it, every recorded event was one more read of the endpoints stream's tail.
+ */
+function endpointsCachedAsOf(s: Services, merchantId: string, position: bigint): EndpointsState | undefined {
+  if (s.merchantVersions.position < position) return undefined;
+  const streamId = streams.webhookEndpoints(merchantId);
+  return s.aggregates.cachedAsOf<EndpointsState>(streamId, s.merchantVersions.latest(streamId))?.state;
+}
+
+/** The endpoints stream as it is now; one that does not exist yet is remembered empty (the cache moves on with any later append). */
+async function loadEndpoints(s: Services, merchantId: string): Promise<EndpointsState> {
+  const streamId = streams.webhookEndpoints(merchantId);
+  const loaded = await s.aggregates.load(streamId, endpointsDecider);
+  if (loaded.version === 0) s.aggregates.assumeNew(streamId, endpointsDecider);
+  return loaded.state;
 }
 
 /** One endpoint as it is now (an attempt): undefined once deleted. */
