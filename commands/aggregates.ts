@@ -212,10 +212,7 @@ export class Aggregates {
         const used = new Map<string, Used>();
         const loadFor = (readOnly: boolean) => async <S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>> => {
           const cached = trustCache ? (this.cache.get(streamId) as { state: S; version: number } | undefined) : undefined;
-          const loaded = cached ? { streamId, ...cached } : await this.load(streamId, decider);
-          // A stream read but not written that does not exist yet (an operator never made unavailable)
-          // is remembered empty too: the append's "unchanged at version 0" guards it like any other.
-          if (!cached && readOnly && loaded.version === 0) this.remember(streamId, loaded.state, 0);
+          const loaded = cached ? { streamId, ...cached } : await this.loadFresh(streamId, decider, readOnly);
           const earlier = used.get(streamId);
           used.set(streamId, {
             decider: decider as unknown as Decider<unknown, DomainEvent>, state: loaded.state, version: loaded.version,
@@ -294,6 +291,17 @@ export class Aggregates {
       return { appends: [{ streamId, expectedVersion: loaded.version, events: toNew(events, meta) }], result: { state, events } };
     });
     return { ...result, append };
+  }
+
+  /**
+   * `load` inside `transact`. A stream read but not written that does not exist yet (an operator
+   * never made unavailable) is remembered empty too: the append's "unchanged at version 0" guards it
+   * like any other, and the next attempts need no read of it.
+   */
+  private async loadFresh<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>, readOnly: boolean): Promise<Loaded<S>> {
+    const loaded = await this.load(streamId, decider);
+    if (readOnly && loaded.version === 0) this.remember(streamId, loaded.state, 0);
+    return loaded;
   }
 
   /** Moves the cache of each appended stream on by the events just committed to it. */
