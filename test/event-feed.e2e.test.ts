@@ -6,7 +6,7 @@
 import t from 'tap';
 import { startTestApp, type MerchantCreds, type TestApp } from './helpers/app.ts';
 import { newCustomer, party, quote, leg, settled, sleep, until } from './helpers/money.ts';
-import { openSse, type SseClient } from './helpers/sse.ts';
+import { flakyFeedClient, openSse, type SseClient } from './helpers/sse.ts';
 
 // A short HTTP request time-out: a stream outlives it (it bounds receiving the request, not the answer).
 const h = await startTestApp({ env: { EVENT_STREAMS_PER_MERCHANT: '3', EVENT_STREAM_HEARTBEAT_MS: '150', EVENT_STREAM_POLL_MS: '200', HTTP_REQUEST_TIMEOUT_MS: '1000' } });
@@ -95,28 +95,10 @@ t.test('a client dropping its stream at random moments while payins are created 
   const { m, customer } = await merchantWithPayins('Feed resume', 1);
   const start = (await ascendingIds(m)).at(-1)!;
 
-  const got: string[] = [];
-  let stop = false;
-  let reconnects = 0;
-  const client = (async () => {
-    while (!stop || got.length < (await ascendingIds(m, start)).length) {
-      const s = await stream(m, got.at(-1) ?? start);
-      // A dropped stream's slot frees when its server sees the close: a quick reconnect may be told to retry.
-      if (s.status === 429) {
-        await sleep(50);
-        continue;
-      }
-      if (s.status !== 200) throw new Error(`stream refused: ${s.status} ${s.text}`);
-      // Cut off after a random time, or right after a random number of events.
-      const cutAfter = 1 + Math.floor(random() * 4);
-      await Promise.race([sleep(20 + random() * 250), until('events', async () => s.events.length >= cutAfter, 60_000).catch(() => undefined), s.ended]);
-      s.destroy();
-      await s.ended;
-      got.push(...s.events.map((e) => e.id));
-      reconnects++;
-      if (random() < 0.5) await sleep(random() * 60);
-    }
-  })();
+  const client = flakyFeedClient({
+    open: (last) => stream(m, last), listed: async () => (await ascendingIds(m, start)).length, start, random,
+    maxEventsPerConnection: 4, maxConnectionMs: 250,
+  });
 
   const phones = ['+237670000001', '+237670000099'];
   const producers = Array.from({ length: 4 }, async (_, p) => {
@@ -129,12 +111,12 @@ t.test('a client dropping its stream at random moments while payins are created 
   const payins = (await h.as(m, 'GET', '/payins?limit=100')).body.data as Array<{ id: string }>;
   for (const p of payins) await settled(h, m, 'payins', p.id);
   await until('every terminal event recorded', async () => (await ascendingIds(m, start)).length >= 32, 30_000);
-  stop = true;
-  await client;
+  await client.finish();
   const expected = await ascendingIds(m, start);
-  t.same(got, expected, `the stream's ids are the list's, in order (${got.length} events over ${reconnects} connections)`);
+  const { got } = client;
+  t.same(got, expected, `the stream's ids are the list's, in order (${got.length} events over ${client.reconnects()} connections)`);
   t.equal(new Set(got).size, got.length, 'no event twice');
-  t.ok(reconnects >= 5, `reconnected often (${reconnects})`);
+  t.ok(client.reconnects() >= 5, `reconnected often (${client.reconnects()})`);
 });
 
 t.test('a stream without Last-Event-ID starts with the next event; data is the webhook envelope; never another merchant\'s', async (t) => {

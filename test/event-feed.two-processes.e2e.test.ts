@@ -9,8 +9,8 @@ import { startApp, type RunningApp } from '../app/app.ts';
 import { createLogger } from '../infra/log.ts';
 import { randomUUID } from 'node:crypto';
 import { startTestApp, request, ADMIN_TOKEN, type MerchantCreds, type TestApp } from './helpers/app.ts';
-import { leg, newCustomer, party, quote, settled, sleep, until } from './helpers/money.ts';
-import { openSse } from './helpers/sse.ts';
+import { leg, newCustomer, party, quote, settled, until } from './helpers/money.ts';
+import { flakyFeedClient, openSse } from './helpers/sse.ts';
 
 const env = { EVENT_STREAM_POLL_MS: '300', EVENT_STREAM_HEARTBEAT_MS: '1000', EVENT_STREAMS_PER_MERCHANT: '3' };
 const h = await startTestApp({ env });
@@ -89,26 +89,11 @@ t.test('reconnecting to either process at random moments while payins are create
   await settled(h, m, 'payins', await payin(h, m, customer, '+237670000001'));
   const start = (await until('first event', async () => (await ascendingIds(m)).at(-1)))!;
 
-  const got: string[] = [];
-  let stop = false;
-  let reconnects = 0;
-  const client = (async () => {
-    while (!stop || got.length < (await ascendingIds(m, start)).length) {
-      const s = await stream(urls[Math.floor(random() * 2)]!, m, got.at(-1) ?? start);
-      // A dropped stream's slot frees when its server sees the close: a quick reconnect may be told to retry.
-      if (s.status === 429) {
-        await sleep(50);
-        continue;
-      }
-      if (s.status !== 200) throw new Error(`stream refused: ${s.status} ${s.text}`);
-      const cutAfter = 1 + Math.floor(random() * 3);
-      await Promise.race([sleep(20 + random() * 300), until('events', async () => s.events.length >= cutAfter, 60_000).catch(() => undefined), s.ended]);
-      s.destroy();
-      await s.ended;
-      got.push(...s.events.map((e) => e.id));
-      reconnects++;
-    }
-  })();
+  // Each connection to either process, at random.
+  const client = flakyFeedClient({
+    open: (last) => stream(urls[Math.floor(random() * 2)]!, m, last), listed: async () => (await ascendingIds(m, start)).length, start, random,
+    maxEventsPerConnection: 3, maxConnectionMs: 300,
+  });
   // Payins through both processes (the API-only one appends; the other's workers settle and record).
   const viaApiOnly: TestApp = {
     ...h, url: apiOnly.url!,
@@ -121,10 +106,10 @@ t.test('reconnecting to either process at random moments while payins are create
   const payins = (await h.as(m, 'GET', '/payins?limit=100')).body.data as Array<{ id: string }>;
   for (const p of payins) await settled(h, m, 'payins', p.id);
   await until('every terminal event recorded', async () => (await ascendingIds(m, start)).length >= 16, 30_000);
-  stop = true;
-  await client;
+  await client.finish();
   const expected = await ascendingIds(m, start);
-  t.same(got, expected, `the stream's ids are the list's, in order (${got.length} events over ${reconnects} connections)`);
+  const { got } = client;
+  t.same(got, expected, `the stream's ids are the list's, in order (${got.length} events over ${client.reconnects()} connections)`);
   t.equal(new Set(got).size, got.length, 'no event twice');
 });
 

@@ -72,3 +72,53 @@ export function openSse(url: string, headers: Record<string, string>): Promise<S
     });
   });
 }
+
+/** A client of the feed that drops its stream at random points and resumes from the last id it got. */
+export interface FlakyFeedClient {
+  /** Every event id received, in order, over every connection. */
+  got: string[];
+  /** How many connections it has made and dropped. */
+  reconnects(): number;
+  /** Lets it stop once it has every event the list shows, and waits for that. */
+  finish(): Promise<void>;
+}
+
+/**
+ * Runs the client until `finish()`: each connection (opened by `open` with the last id received)
+ * is cut after a random time or a random number of events; a 429 (the dropped stream's slot not
+ * freed yet) is retried. `listed` answers how many events the list shows after the start.
+ */
+export function flakyFeedClient(opts: {
+  open: (lastEventId: string) => Promise<SseClient>;
+  listed: () => Promise<number>;
+  start: string;
+  random: () => number;
+  maxEventsPerConnection: number;
+  maxConnectionMs: number;
+}): FlakyFeedClient {
+  const got: string[] = [];
+  let stop = false;
+  let reconnects = 0;
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const waitFor = async (s: SseClient, n: number) => {
+    for (const end = Date.now() + 60_000; s.events.length < n && Date.now() < end;) await pause(20);
+  };
+  const running = (async () => {
+    while (!stop || got.length < await opts.listed()) {
+      const s = await opts.open(got.at(-1) ?? opts.start);
+      if (s.status === 429) {
+        await pause(50);
+        continue;
+      }
+      if (s.status !== 200) throw new Error(`stream refused: ${s.status} ${s.text}`);
+      const cutAfter = 1 + Math.floor(opts.random() * opts.maxEventsPerConnection);
+      await Promise.race([pause(20 + opts.random() * opts.maxConnectionMs), waitFor(s, cutAfter), s.ended]);
+      s.destroy();
+      await s.ended;
+      got.push(...s.events.map((e) => e.id));
+      reconnects++;
+      if (opts.random() < 0.5) await pause(opts.random() * 60);
+    }
+  })();
+  return { got, reconnects: () => reconnects, finish: async () => { stop = true; await running; } };
+}
