@@ -153,7 +153,8 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
   let pgDown = false;
   let outageUntil = 0;
   const inOutage = () => pgDown || Date.now() < outageUntil;
-  const inDoubtArmed = () => svc.current?.crashAt?.startsWith('append-in-doubt') === true;
+  // Armed and reached in this life: only then is a 503 the commit in doubt's (not a database outage's).
+  const inDoubtArmed = () => svc.current?.crashAt?.startsWith('append-in-doubt') === true && svc.current.crashPointHit !== undefined;
 
   // Life 1: the operator's set-up, unarmed.
   await svc.start();

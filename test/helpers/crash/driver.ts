@@ -141,10 +141,13 @@ export class Driver {
         continue;
       }
       if (res.status >= 500) {
-        if (this.o.inOutage()) this.stats.outage5xx++;
-        else if (res.status === 503 && this.o.inDoubtArmed()) this.stats.inDoubt503++;
-        else this.stats.unexpected.push(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+        const outage = this.o.inOutage();
+        // By then the service's "crash point reached" line (written before this answer) has been read.
         await sleep(300);
+        // A commit in doubt counts as such even in a database outage's window (its plan step may follow a restart).
+        if (res.status === 503 && this.o.inDoubtArmed()) this.stats.inDoubt503++;
+        else if (outage) this.stats.outage5xx++;
+        else this.stats.unexpected.push(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
         continue;
       }
       if (res.status === 429) {
