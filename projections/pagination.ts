@@ -71,18 +71,26 @@ export function encodeCursor(position: CursorPosition): string {
   return Buffer.from(JSON.stringify([position.createdAt, position.id]), 'utf8').toString('base64url');
 }
 
-/** The position a cursor names; a cursor this service did not issue is a 400 naming `query.cursor`. */
-export function decodeCursor(cursor: string): CursorPosition {
-  const invalid = () => new DomainError('bad_request', 'Invalid cursor', [{ field: 'query.cursor', message: 'is not a cursor returned by this list' }]);
-  if (cursor.length > 200 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+/** The 400 every list answers for a cursor this service did not issue. */
+export const invalidCursor = () => new DomainError('bad_request', 'Invalid cursor', [{ field: 'query.cursor', message: 'is not a cursor returned by this list' }]);
+
+/** The two values a list's cursor carries (base64url JSON), unchecked; anything else is invalidCursor. */
+export function cursorPair(cursor: string, maxLength: number): [unknown, unknown] {
+  if (cursor.length > maxLength || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalidCursor();
   let decoded: unknown;
   try {
     decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    throw invalid();
+    throw invalidCursor();
   }
-  if (!Array.isArray(decoded) || decoded.length !== 2) throw invalid();
-  const [createdAt, id] = decoded as unknown[];
+  if (!Array.isArray(decoded) || decoded.length !== 2) throw invalidCursor();
+  return decoded as [unknown, unknown];
+}
+
+/** The position a cursor names; a cursor this service did not issue is a 400 naming `query.cursor`. */
+export function decodeCursor(cursor: string): CursorPosition {
+  const invalid = invalidCursor;
+  const [createdAt, id] = cursorPair(cursor, 200);
   if (typeof createdAt !== 'string' || !TIMESTAMP.test(createdAt)) throw invalid();
   // PostgreSQL prints `2026-06-01 10:00:00.123+00`; JavaScript parses it once written the ISO way.
   const asIso = createdAt.replace(' ', 'T').replace(/([+-][0-9]{2})$/, '$1:00');

@@ -7,8 +7,7 @@
 // T: one probe of the (merchant_id, currency, at DESC, wallet_version DESC) index, whatever the
 // history's length.
 import type { Knex } from 'knex';
-import { DomainError } from '../domain/errors.ts';
-import { DEFAULT_LIMIT, MAX_LIMIT, type ListRequest, type Page } from './pagination.ts';
+import { cursorPair, DEFAULT_LIMIT, invalidCursor, MAX_LIMIT, type ListRequest, type Page } from './pagination.ts';
 
 export interface Balances {
   available: string;
@@ -80,16 +79,8 @@ const transactionOf = (r: MovementRow): WalletTransaction => ({
 const encodeCursor = (r: MovementRow) => Buffer.from(JSON.stringify([r.at_text, r.wallet_version]), 'utf8').toString('base64url');
 
 function decodeCursor(cursor: string): [string, number] {
-  const invalid = () => new DomainError('bad_request', 'Invalid cursor', [{ field: 'query.cursor', message: 'is not a cursor returned by this list' }]);
-  if (!/^[A-Za-z0-9_-]{1,120}$/.test(cursor)) throw invalid();
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  if (!Array.isArray(decoded) || decoded.length !== 2) throw invalid();
-  const [at, version] = decoded as unknown[];
+  const invalid = invalidCursor;
+  const [at, version] = cursorPair(cursor, 120);
   if (typeof at !== 'string' || !/^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:.]{8,15}[+-][0-9]{2}(:[0-9]{2})?$/.test(at)) throw invalid();
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) throw invalid();
   return [at, version];
