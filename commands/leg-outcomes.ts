@@ -36,7 +36,9 @@ export async function observeLegSettled(s: Services, reference: string, outcome:
  * reference is a leg we started (an unknown one changes nothing).
  */
 export async function settleLegFromCallback(s: Services, providerName: string, body: unknown, headers: Record<string, string | string[] | undefined>, meta: EventMetadata): Promise<boolean> {
-  const cb = await adapter(s, providerName).parseCallback(body, headers);
+  const reading = await adapter(s, providerName).readCallback({ method: 'POST', path: '', authority: '', headers, rawBody: Buffer.alloc(0), body });
+  if (reading.kind !== 'outcome') return true; // TODO(provider hints)
+  const cb = reading.callback;
   const row = (await s.knex('provider_legs').where({ reference: cb.reference, provider: providerName }).first('owner')) as { owner: string } | undefined;
   if (!row) return false;
   const outcome = legOutcomeOf(cb.status);

@@ -52,7 +52,7 @@ t.test('with a settle time: pending until it has passed, then settled once to th
   t.same(await sandbox.status(ok.reference), done, 'asked again: the same outcome');
   const again = (await h.app.services.knex('sandbox_provider_legs').where({ reference: ok.reference }).first()).settled_at;
   t.same(new Date(again), new Date(settledAt), 'settled once (settled_at unchanged)');
-  t.equal(await sandbox.status(randomUUID()), undefined, 'an unknown reference');
+  t.equal(await sandbox.status({ reference: randomUUID(), kind: 'collection' }), undefined, 'an unknown reference');
 });
 
 t.test('legs initiated and statuses asked together: one statement each, every call answered as alone', async (t) => {
@@ -72,7 +72,7 @@ t.test('legs initiated and statuses asked together: one statement each, every ca
   t.equal(queries.filter((q) => q.startsWith('INSERT')).length, 1, 'one INSERT for the five calls');
   queries.length = 0;
   clock.advance(1000);
-  const statuses = await Promise.all([...legs.map((l) => sandbox.status(l.reference)), sandbox.status(legs[0]!.reference), sandbox.status('no-such-leg')]);
+  const statuses = await Promise.all([...legs.map((l) => sandbox.status(l.reference)), sandbox.status(legs[0]!.reference), sandbox.status({ reference: 'no-such-leg', kind: 'collection' })]);
   t.same(statuses.map((s) => s && s.state), ['completed', 'failed', 'pending', 'completed', 'completed', undefined]);
   t.equal((statuses[1] as { reason?: string }).reason, 'RECIPIENT_NOT_FOUND');
   t.equal(queries.length, 1, 'one statement for the six status calls');

@@ -31,6 +31,7 @@ import { legOwnerNamed, legOutcomeOf, observeLegSettled } from '../commands/leg-
 import { neverGiveUp } from './never-give-up.ts';
 import { crashPoint } from '../infra/crash-points.ts';
 import type { LegRequest } from '../commands/legs.ts';
+import type { LegKind } from '../infra/providers/types.ts';
 import { recordLeg, setProviderReference } from '../commands/provider-legs.ts';
 
 export const GATEWAY = 'provider-gateway';
@@ -95,7 +96,7 @@ export async function checkLeg(s: Services, job: Job<CheckPayload>): Promise<voi
   const { reference, owner: ownerName, provider } = job.payload;
   const owner = legOwnerNamed(ownerName);
   if (!(await owner.isOpen(s, reference))) return; // settled meanwhile (a callback, another process)
-  const status = await s.metrics.timeProvider(provider, 'status', () => adapter(s, provider).status(reference));
+  const status = await s.metrics.timeProvider(provider, 'status', () => adapter(s, provider).status({ reference, kind: (job.payload.kind ?? 'collection') as LegKind }));
   if (!status) throw new Error(`provider ${provider} does not know leg ${reference}`); // retried with backoff
   const outcome = legOutcomeOf(status);
   if (!outcome) return { retryAt: new Date(s.clock.now().getTime() + checkDelayMs(s.config.sandboxSettleMs, job.attempts)) };

@@ -19,7 +19,7 @@ import type { Clock } from '../clock.ts';
 import type { Secrets } from '../secrets.ts';
 import { operator } from '../../domain/catalogue.ts';
 import { StatementBatcher } from '../statement-batcher.ts';
-import { CallbackRejected, type InitiateLeg, type ProviderAdapter, type ProviderCallback, type ProviderStatus } from './types.ts';
+import { CallbackRejected, type CallbackReading, type CallbackRequest, type InitiateLeg, type LegLookup, type ProviderAdapter, type ProviderStatus } from './types.ts';
 
 export const SANDBOX = 'sandbox';
 export const INVALID_OTP = '000000';
@@ -91,6 +91,16 @@ export const signedText = (c: { reference: string; provider_reference: string; s
 export class SandboxProvider implements ProviderAdapter {
   readonly name = SANDBOX;
 
+  /** Every operator of the catalogue (CONTRACT §3). */
+  serves(operatorCode: string): boolean {
+    return operator(operatorCode) !== undefined;
+  }
+
+  /** The sandbox keeps our reference as its own id. */
+  legId(reference: string): string {
+    return reference;
+  }
+
   constructor(
     private readonly knex: Knex,
     private readonly clock: Clock,
@@ -119,7 +129,7 @@ export class SandboxProvider implements ProviderAdapter {
       settle_at: new Date(now.getTime() + this.settleMs), settled_at: settled ? now : null, created_at: now,
     });
     // The reference is the idempotency key: a second initiate finds the first leg and changes nothing.
-    return row ? statusOf(row) : (await this.status(leg.reference))!;
+    return row ? statusOf(row) : (await this.status(leg))!;
   }
 
   /** The legs inserted, each answered with its row; undefined where the reference existed already. */
@@ -145,8 +155,8 @@ export class SandboxProvider implements ProviderAdapter {
     });
   }
 
-  async status(reference: string): Promise<ProviderStatus | undefined> {
-    const row = await this.statuses.submit(reference);
+  async status(leg: LegLookup): Promise<ProviderStatus | undefined> {
+    const row = await this.statuses.submit(leg.reference);
     return row ? statusOf(row) : undefined;
   }
 
@@ -187,9 +197,10 @@ export class SandboxProvider implements ProviderAdapter {
     return { body, headers: { [SIGNATURE_HEADER]: this.secrets.hash(signedText(body)) } };
   }
 
-  async parseCallback(body: unknown, headers: Record<string, string | string[] | undefined>): Promise<ProviderCallback> {
-    const signature = headers[SIGNATURE_HEADER];
-    const b = body as Record<string, unknown> | null;
+  /** The sandbox signs its callbacks with our own key: a verified one is an outcome, not a hint. */
+  async readCallback(req: CallbackRequest): Promise<CallbackReading> {
+    const signature = req.headers[SIGNATURE_HEADER];
+    const b = req.body as Record<string, unknown> | null;
     const text = (v: unknown) => (typeof v === 'string' && v.length > 0 && v.length <= 200 ? v : undefined);
     const reference = text(b?.reference);
     const providerReference = text(b?.provider_reference);
@@ -205,6 +216,6 @@ export class SandboxProvider implements ProviderAdapter {
     const st: ProviderStatus = status === 'failed'
       ? { state: 'failed', providerReference, reason: reason ?? 'FAILED' }
       : { state: status, providerReference };
-    return { reference, status: st };
+    return { kind: 'outcome', callback: { reference, status: st } };
   }
 }
