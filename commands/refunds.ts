@@ -22,6 +22,7 @@ import { toNew } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { created, createdEarlier, existing, type Created } from './created.ts';
 import type { LegOwner } from './legs.ts';
+import { readAvailabilities } from './operator-availability.ts';
 
 export interface CreateRefund {
   refundId: string;
@@ -64,7 +65,7 @@ export async function createRefund(s: Services, c: CreateRefund, meta: EventMeta
       type: 'CreateRefund',
       data: {
         refundId: c.refundId, merchantId: c.merchantId, payinId: c.payinId, amount, currency: d.send_currency, recipient: d.source,
-        operatorCode: d.operator_code, reason: c.reason, metadata: c.metadata, at,
+        operatorCode: d.operator_code, reason: c.reason, metadata: c.metadata, availability: await readAvailabilities(tx, [d.operator_code]), at,
       },
     }, refund.state);
     // The hold is the wallet's decision (insufficient_balance: nothing is appended, the payin unclaimed).

@@ -9,6 +9,7 @@ import { unreachable, type CommandDecider } from './decider.ts';
 import type { RailParty } from './payment.ts';
 import type { Money } from './money.ts';
 import { formatMoney } from './money.ts';
+import { requireAvailable, type OperatorAvailabilities } from './operator-availability.ts';
 import { paymentLifecycle, type PaymentEvent, type PaymentLifecycleCommand, type PaymentState } from './payment-lifecycle.ts';
 
 export interface RefundCreated {
@@ -43,6 +44,8 @@ export interface CreateRefund {
   operatorCode: string;
   reason: string | null;
   metadata: Record<string, string>;
+  /** The payin operator's availability as read with this create: a refund is a disbursement (CONTRACT §17). */
+  availability: OperatorAvailabilities;
   at: string;
 }
 
@@ -57,6 +60,7 @@ export const refundDecider: CommandDecider<RefundState, RefundEvent, RefundComma
     switch (command.type) {
       case 'CreateRefund': {
         const c = command.data;
+        if (!state.exists) requireAvailable(c.availability, [{ operatorCode: c.operatorCode, flow: 'payout', field: 'payin_id' }]);
         return lifecycle.create(state, { paymentId: c.refundId, merchantId: c.merchantId }, () => ({
           refund_id: c.refundId, merchant_id: c.merchantId, payin_id: c.payinId, amount: formatMoney(c.amount), currency: c.currency,
           recipient: c.recipient, operator_code: c.operatorCode, reason: c.reason, metadata: c.metadata, hold_id: c.refundId, at: c.at,

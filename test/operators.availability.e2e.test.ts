@@ -8,7 +8,7 @@ import { loadConfig } from '../infra/config.ts';
 import { startApp, type RunningApp } from '../app/app.ts';
 import { createLogger } from '../infra/log.ts';
 import { startTestApp, request, ADMIN_TOKEN, type MerchantCreds } from './helpers/app.ts';
-import { leg, newCustomer, party, quote, settled, topUp, until, wallet } from './helpers/money.ts';
+import { leg, newCustomer, party, quote, settled, settledPayins, topUp, until, wallet } from './helpers/money.ts';
 import { getTransfer, payerCM, recipientSN, settledTransfer, transferMerchant, transferQuote, walletsOf } from './helpers/transfers.ts';
 import { providers } from '../infra/providers/index.ts';
 import { signedInClient } from './helpers/dashboard.ts';
@@ -142,6 +142,24 @@ t.test('payins: closed refuses the quote and the payin, the quote kept; payouts 
   t.equal((await h.as(m, 'POST', '/quotes/payout', leg('CM_ORANGE_MOMO', 'CM', 'XAF', '5000'), { idem: true })).status, 201, 'payouts on it go on');
   await reopen('CM_ORANGE_MOMO');
   t.equal((await payin()).status, 201, 'accepted once reopened');
+});
+
+t.test('refunds: a refund is a disbursement, refused while the payin\'s operator is closed for payouts (CONTRACT §17)', async (t) => {
+  const m = await h.newMerchant();
+  const customer = await newCustomer(h, m, 'CM', '+237670000001');
+  const [payinId] = await settledPayins(h, m, customer, ['+237670000001']);
+  const before = await wallet(h, m, 'XAF');
+  await setAvailability('CM_MTN_MOMO', { payout: 'closed' });
+  t.teardown(() => reopen('CM_MTN_MOMO'));
+  const refund = () => h.as(m, 'POST', '/refunds', { payin_id: payinId, amount: '1000' }, { idem: true });
+  const refused = await refund();
+  t.equal(refused.status, 400);
+  t.match(refused.body.error, { code: 'operator_unavailable', details: [{ field: 'payin_id' }] });
+  t.same(await wallet(h, m, 'XAF'), before, 'nothing held');
+  t.match((await h.as(m, 'GET', `/payins/${payinId}`)).body, { refunded_amount: '0', refund_ids: [] }, 'the payin not claimed');
+  t.equal((await h.as(m, 'GET', '/refunds')).body.data.length, 0, 'no refund');
+  await reopen('CM_MTN_MOMO');
+  t.equal((await refund()).status, 201, 'accepted once reopened');
 });
 
 t.test('transfers: the payer\'s operator checked for payins, the recipient\'s for payouts', async (t) => {

@@ -60,12 +60,16 @@ t.test('a claim settles once; the payin shows refunded_amount and refund_ids', a
 t.test('the refund: created then pending, settled once, rendered with exactly the contract\'s fields', async (t) => {
   const create: R.RefundCommand = {
     type: 'CreateRefund',
-    data: { refundId: 'r-1', merchantId: 'm-1', payinId: 'p-1', amount: 2000n, currency: 'XAF', recipient: source, operatorCode: 'CM_MTN_MOMO', reason: null, metadata: {}, at },
+    data: { refundId: 'r-1', merchantId: 'm-1', payinId: 'p-1', amount: 2000n, currency: 'XAF', recipient: source, operatorCode: 'CM_MTN_MOMO', reason: null, metadata: {}, availability: {}, at },
   };
   const refund = (events: R.RefundEvent[]) => deciderSpec(R.refundDecider).given(events);
   const events = refund([]).when(create).events();
   t.match(events, [{ type: 'refund.created', data: { amount: '2000', hold_id: 'r-1', recipient: source } }, { type: 'refund.pending' }]);
   refund(events).when(create).thenNothing(t, 'a retried create');
+  const closed = { CM_MTN_MOMO: { payin: 'operational', payout: 'closed' } } as const;
+  refund([]).when({ ...create, data: { ...create.data, availability: closed } })
+    .thenThrows(t, 'operator_unavailable', 'a refund is a disbursement: refused while its operator is closed for payouts (CONTRACT §17)');
+  refund([]).when({ ...create, data: { ...create.data, availability: { CM_MTN_MOMO: { payin: 'closed', payout: 'operational' } } } }).then(t, events);
   const done = refund(events).when({ type: 'Settle', data: { outcome: 'completed', providerReference: 'SBX-2', at } }).events();
   t.match(done, [{ type: 'refund.completed' }]);
   refund([...events, ...done]).when({ type: 'Settle', data: { outcome: 'failed', providerReference: null, reason: 'X', at } }).thenNothing(t, 'settled once');
@@ -96,7 +100,7 @@ function audited(outcome: 'completed' | 'failed', forge?: (events: AuditedEvent[
   add('payin-p-1', claimed('r-1', '2000'));
   const refundEvents = R.refundDecider.decide({
     type: 'CreateRefund',
-    data: { refundId: 'r-1', merchantId: 'm-1', payinId: 'p-1', amount: 2000n, currency: 'XAF', recipient: source, operatorCode: 'CM_MTN_MOMO', reason: null, metadata: {}, at },
+    data: { refundId: 'r-1', merchantId: 'm-1', payinId: 'p-1', amount: 2000n, currency: 'XAF', recipient: source, operatorCode: 'CM_MTN_MOMO', reason: null, metadata: {}, availability: {}, at },
   }, R.refundDecider.initialState());
   refundEvents.forEach((e) => add('refund-r-1', e));
   wallet(W.hold(w, { ...target, holdId: 'r-1', amount: 2000n, reference: { type: 'refund', id: 'r-1' } }));
