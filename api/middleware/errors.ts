@@ -24,7 +24,7 @@ function bodyRefusal(res: Response, err: unknown): boolean {
 }
 
 export function answerErrors(services: ApiServices) {
-  return (err: unknown, _req: Request, res: Response, _next: NextFunction): void => {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (err instanceof RateLimited) {
       res.setHeader('Retry-After', String(err.retryAfterSeconds));
       return sendError(res, 'rate_limited', err.message);
@@ -38,7 +38,13 @@ export function answerErrors(services: ApiServices) {
     }
     services.log.error({ err, request_id: res.getHeader('X-Request-Id') }, 'unhandled error');
     if (err instanceof InvariantViolation) {
-      // Corrupt money must not be served: stop loudly after answering.
+      // A read changes nothing: an inconsistency it finds (read models caught mid-rebuild) is logged
+      // and answered 503, and the process serves on (CONTRACT §17). A write that broke an invariant
+      // may be about to corrupt money: stop loudly after answering.
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+        return sendError(res, 'service_unavailable', 'The service is briefly unavailable; retry the same request');
+      }
       setImmediate(() => process.emit('SIGTERM'));
     }
     sendError(res, 'internal_error', 'Internal error');
