@@ -17,6 +17,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Clock } from '../infra/clock.ts';
+import type { Secrets } from '../infra/secrets.ts';
 import { DomainError } from '../domain/errors.ts';
 import { StatementBatcher } from '../infra/statement-batcher.ts';
 
@@ -38,8 +39,26 @@ export function canonicalJson(value: unknown): string {
 
 const inProgress = () => new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed');
 
-export function requestHash(method: string, path: string, body: unknown): string {
+/** Marks a keyed request hash (rows written before it hold an unkeyed SHA-256 until they expire). */
+const KEYED = 'k1:';
+
+/**
+ * A request's fingerprint under its key: an HMAC under the server key, so nothing sent can be
+ * recovered from it by trying values (an OTP has only 10^4 to 10^8; CONTRACT §17).
+ */
+export function requestHash(secrets: Secrets, method: string, path: string, body: unknown): string {
+  return KEYED + secrets.hash(`idempotency-request\n${method}\n${path}\n${canonicalJson(body)}`);
+}
+
+/** The unkeyed hash that rows written before the keyed one hold (compared only with such a row, never stored again). */
+export function unkeyedRequestHash(method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method}\n${path}\n${canonicalJson(body)}`).digest('hex');
+}
+
+/** Whether a stored hash is this request's: keyed, or (a row from before keyed hashes) the unkeyed one. */
+function sameRequest(stored: string, hash: string, unkeyed: (() => string) | undefined): boolean {
+  if (stored === hash) return true;
+  return !stored.startsWith(KEYED) && unkeyed !== undefined && stored === unkeyed();
 }
 
 /** A claim this request holds: only its `token` can renew, complete, release or relinquish it (a fence). */
@@ -96,7 +115,8 @@ export class IdempotencyStore {
     return new Date(this.clock.now().getTime() + this.leaseMs);
   }
 
-  async claim(merchantId: string, key: string, method: string, path: string, hash: string): Promise<Claim> {
+  /** `unkeyed`: the request's unkeyed hash, asked only when the key's row predates keyed hashes. */
+  async claim(merchantId: string, key: string, method: string, path: string, hash: string, unkeyed?: () => string): Promise<Claim> {
     // A new key (nearly every request) is one statement on its own; only a key seen before needs
     // the transaction below, which locks its row to decide replay, conflict, wait or take-over.
     const first = await this.claims.submit({ merchantId, key, method, path, hash });
@@ -127,7 +147,7 @@ export class IdempotencyStore {
         );
         return { kind: 'run', merchantId, key, resourceId, fresh: true, token };
       }
-      if (row.request_hash !== hash || row.method !== method || row.path !== path) {
+      if (!sameRequest(row.request_hash, hash, unkeyed) || row.method !== method || row.path !== path) {
         throw new DomainError('idempotency_conflict', 'This Idempotency-Key was used with a different request');
       }
       if (row.state === 'completed') return { kind: 'replay', status: row.response_status!, body: row.response_body };
@@ -211,6 +231,14 @@ export class IdempotencyStore {
       stopped = true;
       clearInterval(timer);
     };
+  }
+
+  /** What the key holds now: its stored outcome, or still in progress (another attempt's), or nothing. */
+  async current(merchantId: string, key: string): Promise<{ kind: 'replay'; status: number; body: unknown } | { kind: 'in_progress' } | undefined> {
+    const row = (await this.knex('idempotency_keys').where({ merchant_id: merchantId, key })
+      .first('state', 'response_status', 'response_body')) as Pick<Row, 'state' | 'response_status' | 'response_body'> | undefined;
+    if (!row) return undefined;
+    return row.state === 'completed' ? { kind: 'replay', status: row.response_status!, body: row.response_body } : { kind: 'in_progress' };
   }
 
   /** Stores the outcome, if `claim` still holds the key (false: another attempt took it over). */

@@ -7,7 +7,7 @@
 import { createHash, randomBytes, type UUID } from 'node:crypto';
 import type { ApiServices } from '../api/services.ts';
 import { DomainError } from '../domain/errors.ts';
-import { requestHash, type Claim } from '../commands/idempotency.ts';
+import { requestHash, unkeyedRequestHash, type Claim } from '../commands/idempotency.ts';
 import type { Session } from './session.ts';
 
 export const NONCE_FIELD = 'form_nonce';
@@ -30,11 +30,11 @@ const keyOf = (session: Session, nonce: string) =>
   `dashboard-form:${createHash('sha256').update(`${session.idHash}\n${nonce}`).digest('base64url')}`;
 
 async function claim(s: ApiServices, session: Session, key: string, action: string): Promise<Claim> {
-  const hash = requestHash('POST', action, {});
+  const hash = requestHash(s.secrets, 'POST', action, {});
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
     try {
-      return await s.idempotency.claim(session.merchantId, key, 'POST', action, hash);
+      return await s.idempotency.claim(session.merchantId, key, 'POST', action, hash, () => unkeyedRequestHash('POST', action, {}));
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       // The same nonce on another form: it was used, and that form's effect is not ours to repeat.

@@ -328,7 +328,7 @@ t.test('a retry that finds the customer stream already written answers the exist
   const sent = { first_name: 'Awa', last_name: 'Diop', phone: '+221771234567' };
   const key = 'crash-retry-1';
   const s = h.app.services;
-  const claim = await s.idempotency.claim(m.merchantId, key, 'POST', '/customers', requestHash('POST', '/customers', sent));
+  const claim = await s.idempotency.claim(m.merchantId, key, 'POST', '/customers', requestHash(s.secrets, 'POST', '/customers', sent));
   if (claim.kind !== 'run') throw new Error('expected a fresh claim');
   await createCustomer(s, { customerId: claim.resourceId, merchantId: m.merchantId, customerType: 'individual', profile: sent }, {});
   const busy = await create(m, sent, key);

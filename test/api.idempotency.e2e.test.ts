@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { startTestApp, request, type MerchantCreds } from './helpers/app.ts';
+import { until } from './helpers/money.ts';
 import { ManualClock } from '../infra/clock.ts';
 import { createHttpApp } from '../api/server.ts';
 import { customersModule } from '../api/routes/customers.ts';
@@ -41,14 +42,32 @@ const probeModule: ApiModule = {
         responses: { 201: json({ type: 'object' }), 400: errors[400] },
       },
     },
+    '/probe/slow': {
+      post: {
+        'x-auth': 'merchant', 'x-idempotent': true, operationId: 'probeSlow', parameters: [idempotencyHeader],
+        requestBody: body({ type: 'object', properties: { n: { type: 'string' } } }),
+        responses: { 201: json({ type: 'object' }), 409: errors[409] },
+      },
+    },
   },
   handlers: {
     probeRefusal: async () => {
       refusals++;
       throw new DomainError('insufficient_balance', 'The wallet holds too little');
     },
+    probeSlow: async () => {
+      await slowGate.promise;
+      return { status: 201, body: { answered_by: 'the first attempt' } };
+    },
   },
 };
+/** Holds /probe/slow's handler until the test opens it. */
+let slowGate = gate();
+function gate(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => { resolve = r; });
+  return { promise, resolve };
+}
 const probeServer = http.createServer(createHttpApp(h.app.services, [customersModule, probeModule]).app);
 await new Promise<void>((r) => probeServer.listen(0, '127.0.0.1', () => r()));
 t.teardown(() => new Promise<void>((r) => probeServer.close(() => r())));
@@ -231,7 +250,7 @@ t.test('a refusal stored before its request_id was kept replays with the hint an
   const m = await h.newMerchant('LegacyRefusal');
   const idem = h.app.services.idempotency;
   const body = { amount: '5000' };
-  const claim = await idem.claim(m.merchantId, 'legacy-1', 'POST', '/probe/refusals', requestHash('POST', '/probe/refusals', body));
+  const claim = await idem.claim(m.merchantId, 'legacy-1', 'POST', '/probe/refusals', requestHash(h.app.services.secrets, 'POST', '/probe/refusals', body));
   if (claim.kind !== 'run') throw new Error('expected a fresh claim');
   await idem.complete(claim, 400, { error: { code: 'insufficient_balance', message: 'The wallet holds too little' } });
   const r = await request(probeUrl, 'POST', '/probe/refusals', { body, headers: { ...auth(m), 'idempotency-key': 'legacy-1', 'x-request-id': 'the-replay' } });
@@ -273,4 +292,38 @@ t.test('a key is kept 24 hours, then free for a new request', async (t) => {
   t.not(after.body.id, first.body.id, 'a new customer');
   t.equal(after.body.first_name, 'Later');
   t.equal(await customerCount(m), 2);
+});
+
+t.test('an attempt taken over while it ran answers what the key holds, never its own outcome (CONTRACT §17)', async (t) => {
+  const m = await h.newMerchant('TakenOver');
+  const idem = h.app.services.idempotency;
+  const body = { n: '1' };
+  const send = (key: string) => request(probeUrl, 'POST', '/probe/slow', { body, headers: { ...auth(m), 'idempotency-key': key } });
+  const row = (key: string) => h.app.services.knex('idempotency_keys').where({ merchant_id: m.merchantId, key }).first();
+  /** The first attempt runs (held in its handler); its lease lapses and another attempt takes the key over. */
+  const takeOver = async (key: string) => {
+    slowGate = gate();
+    const first = send(key);
+    await until(`the claim of ${key}`, async () => (await row(key))?.state === 'in_progress');
+    await h.app.services.knex('idempotency_keys').where({ merchant_id: m.merchantId, key }).update({ locked_until: new Date(clock.now().getTime() - 1) });
+    const taker = await idem.claim(m.merchantId, key, 'POST', '/probe/slow', requestHash(h.app.services.secrets, 'POST', '/probe/slow', body));
+    if (taker.kind !== 'run' || taker.fresh) throw new Error('expected a take-over');
+    return { first, taker };
+  };
+
+  const done = await takeOver('taken-over-done');
+  t.ok(await idem.complete(done.taker, 201, { answered_by: 'the taker' }), 'the taker stores its outcome');
+  slowGate.resolve();
+  const a = await done.first;
+  t.equal(a.status, 201);
+  t.equal(a.body.answered_by, 'the taker', 'the first attempt answers the stored outcome, not its own');
+  t.equal(a.body._meta.idempotency_replayed, true);
+  t.equal((await send('taken-over-done')).body.answered_by, 'the taker', 'as every retry does');
+
+  const running = await takeOver('taken-over-running');
+  slowGate.resolve();
+  const b = await running.first;
+  t.equal(b.status, 409, 'the taker still runs: in progress');
+  t.equal(b.body.error.code, 'idempotency_in_progress');
+  t.match(await row('taken-over-running'), { state: 'in_progress', response_body: null }, 'and the first attempt stored nothing');
 });

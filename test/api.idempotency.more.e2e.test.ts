@@ -167,9 +167,9 @@ t.test('purgeExpired deletes in bounded batches and only what is past its time',
   // Nothing else expired around: every earlier key is past its time, then gone.
   clock.advance(IDEMPOTENCY_TTL_MS + 1000);
   await store.purgeExpired();
-  for (let i = 0; i < 5; i++) await store.claim(m, `batch-${i}`, 'POST', '/x', requestHash('POST', '/x', { i }));
+  for (let i = 0; i < 5; i++) await store.claim(m, `batch-${i}`, 'POST', '/x', requestHash(s.secrets, 'POST', '/x', { i }));
   clock.advance(IDEMPOTENCY_TTL_MS + 1000);
-  await store.claim(m, 'fresh', 'POST', '/x', requestHash('POST', '/x', {}));
+  await store.claim(m, 'fresh', 'POST', '/x', requestHash(s.secrets, 'POST', '/x', {}));
   t.equal(await store.purgeExpired(2), 2, 'at most the batch size');
   t.equal((await keysOf(m)).length, 4);
   t.equal(await store.purgeExpired(), 3, 'then the rest');
@@ -179,7 +179,7 @@ t.test('purgeExpired deletes in bounded batches and only what is past its time',
 t.test('a claim racing the purge (the expired row deleted between its insert and its read) still runs', async (t) => {
   const m = randomUUID();
   const plain = new IdempotencyStore(s.knex, clock);
-  const hash = requestHash('POST', '/x', { a: 1 });
+  const hash = requestHash(s.secrets, 'POST', '/x', { a: 1 });
   await plain.claim(m, 'race', 'POST', '/x', hash);
   clock.advance(IDEMPOTENCY_TTL_MS + 1000);
   // A knex whose transactions delete the row just before the claim reads it, as a purge would.
@@ -206,7 +206,7 @@ t.test('a claim racing the purge (the expired row deleted between its insert and
     },
   });
   const store = new IdempotencyStore(racing as typeof s.knex, clock);
-  const claim = await store.claim(m, 'race', 'POST', '/x', requestHash('POST', '/x', { a: 2 }));
+  const claim = await store.claim(m, 'race', 'POST', '/x', requestHash(s.secrets, 'POST', '/x', { a: 2 }));
   t.ok(purged, 'the race happened');
   t.equal(claim.kind, 'run', 'the key is free: the request runs');
   t.same(await keysOf(m), ['race'], 'and holds the key');

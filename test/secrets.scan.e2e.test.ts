@@ -5,9 +5,13 @@
 // and every event payload of the event store are searched for each secret issued, as a whole token:
 // none may be there in clear (API secrets are kept as keyed hashes, signing secrets and OTPs
 // sealed; see infra/secrets.ts and infra/otp-vault.ts). The logs carry none of them either,
-// nor a full API key or the operator token.
+// nor a full API key or the operator token. Nor any form an OTP can be recovered from by trying its
+// 10^4 to 10^8 values: its hash, or an unkeyed hash of a request that carried it (the idempotency
+// store keeps request fingerprints as HMACs under the server key: CONTRACT §17).
 import t from 'tap';
 import { Writable } from 'node:stream';
+import { createHash } from 'node:crypto';
+import { unkeyedRequestHash } from '../commands/idempotency.ts';
 import { startTestApp, ADMIN_TOKEN, type MerchantCreds } from './helpers/app.ts';
 import { dbLabel } from './helpers/db.ts';
 import { leg, party, quote, settled } from './helpers/money.ts';
@@ -37,6 +41,20 @@ const s = h.app.services;
 const OTPS = ['73915284', '48206157', '91827364', '60417395'];
 const secrets = new Map<string, string>(); // value → what it is
 const keys = new Map<string, string>(); // full API keys: never logged (they are stored: they are looked up)
+/** Every request that carried an OTP: an unkeyed hash of it would give the OTP back in at most 10^8 tries. */
+const otpRequests: Array<{ path: string; body: Record<string, unknown> }> = [];
+
+/** The forms an OTP could be recovered from: its SHA-256, base64, and the unkeyed fingerprint of each request that carried it. */
+function derivedForms(otp: string): Array<[string, string]> {
+  const forms: Array<[string, string]> = [
+    [createHash('sha256').update(otp).digest('hex'), 'SHA-256 of an OTP'],
+    [Buffer.from(otp).toString('base64'), 'base64 of an OTP'],
+  ];
+  for (const r of otpRequests.filter((x) => x.body.otp === otp)) {
+    forms.push([unkeyedRequestHash('POST', r.path, r.body), `unkeyed request hash of a ${r.path} carrying an OTP`]);
+  }
+  return forms;
+}
 
 t.test('workload: keys, webhook secrets, OTP payins and transfers', async (t) => {
   const m = await transferMerchant(h, { corridors: ['SN-SN-XOF-XOF', 'CM-SN-XAF-XOF'], topUp: { XOF: '200000' } });
@@ -67,7 +85,9 @@ t.test('workload: keys, webhook secrets, OTP payins and transfers', async (t) =>
   const customer = m.customerId;
   const otpPayin = async (m: MerchantCreds, operator: string, country: string, phone: string, otp?: string) => {
     const q = await quote(h, m, 'payin', leg(operator, country, 'XOF', '5000'));
-    return h.as(m, 'POST', '/payins', { quote_id: q.id, customer_id: customer, source: party(country, operator, phone), ...(otp ? { otp } : {}) }, { idem: true });
+    const body = { quote_id: q.id, customer_id: customer, source: party(country, operator, phone), ...(otp ? { otp } : {}) };
+    if (otp) otpRequests.push({ path: '/payins', body });
+    return h.as(m, 'POST', '/payins', body, { idem: true });
   };
   const p1 = await otpPayin(m, 'SN_ORANGE_MOMO', 'SN', '+221770000001', OTPS[0]);
   const p2 = await otpPayin(m, 'CI_ORANGE_MOMO', 'CI', '+2250701020304', OTPS[1]);
@@ -79,9 +99,9 @@ t.test('workload: keys, webhook secrets, OTP payins and transfers', async (t) =>
   // Transfers collected from an Orange payer with an OTP, one completing, one whose disbursement fails and is relaunched.
   const transferWithOtp = async (otp: string, recipientPhone: string) => {
     const q = await transferQuote(h, m, { payer_operator_code: 'SN_ORANGE_MOMO', recipient_operator_code: 'SN_WAVE_MOMO', payin_currency: 'XOF', payout_currency: 'XOF' });
-    const r = await h.as(m, 'POST', '/transfers', {
-      quote_id: q.id, customer_id: customer, payer: party('SN', 'SN_ORANGE_MOMO', '+221770000002'), recipient: recipientSN(recipientPhone), otp,
-    }, { idem: true });
+    const body = { quote_id: q.id, customer_id: customer, payer: party('SN', 'SN_ORANGE_MOMO', '+221770000002'), recipient: recipientSN(recipientPhone), otp };
+    otpRequests.push({ path: '/transfers', body });
+    const r = await h.as(m, 'POST', '/transfers', body, { idem: true });
     t.equal(r.status, 201, r.text.slice(0, 300));
     secrets.set(otp, 'transfer OTP');
     return r.body.id as string;
@@ -94,6 +114,8 @@ t.test('workload: keys, webhook secrets, OTP payins and transfers', async (t) =>
   t.equal((await settledTransfer(h, m, t2, 'completed')).status, 'completed');
   await until(() => rx.deliveries.length >= 6, 'webhooks delivered', 15_000);
   secrets.set(ADMIN_TOKEN, 'operator token');
+  for (const otp of OTPS) for (const [form, what] of derivedForms(otp)) secrets.set(form, what);
+  t.equal(otpRequests.length, 4, 'every OTP request kept for the derived forms');
 });
 
 /** `value` as a whole token of `text` (not inside a longer run of id characters). */

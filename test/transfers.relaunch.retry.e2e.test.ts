@@ -50,7 +50,7 @@ t.test('HTTP: the retry of a relaunch whose first attempt appended and died answ
   const key = 'relaunch-crashed-once';
   const path = `/transfers/${tr.id}/relaunch-payout`;
   const body = { recipient: recipientSN('+221770000002') };
-  const claim = await s.idempotency.claim(m.merchantId, key, 'POST', path, requestHash('POST', path, body));
+  const claim = await s.idempotency.claim(m.merchantId, key, 'POST', path, requestHash(s.secrets, 'POST', path, body));
   t.equal(claim.kind, 'run');
   const resourceId = (claim as { resourceId: string }).resourceId;
   await relaunchPayout(s, { transferId: tr.id, merchantId: m.merchantId, payoutAmount: undefined, recipient: body.recipient as Recipient, relaunchId: resourceId }, { actor: 'test' });

@@ -10,7 +10,7 @@
 // business refusal (a stored 4xx) has no event to write the key beside.
 import type { RequestHandler } from 'express';
 import { DomainError } from '../../domain/errors.ts';
-import { requestHash, validKey, type HeldClaim } from '../../commands/idempotency.ts';
+import { requestHash, unkeyedRequestHash, validKey, type HeldClaim } from '../../commands/idempotency.ts';
 import { errorBody, STATUS_OF } from '../errors.ts';
 import type { Ctx, Handler, Reply } from '../module.ts';
 import { awaitEverythingCommitted, deferReadModelWaits } from './read-your-writes.ts';
@@ -76,7 +76,8 @@ function unsealed(body: unknown, secrets: Secrets): unknown {
 async function runIdempotent(r: IdempotentRequest): Promise<Reply> {
   const { ctx, key } = r;
   const services = ctx.services;
-  const claim = await services.idempotency.claim(ctx.merchantId, key, r.method, r.path, requestHash(r.method, r.path, ctx.body));
+  const hash = requestHash(services.secrets, r.method, r.path, ctx.body);
+  const claim = await services.idempotency.claim(ctx.merchantId, key, r.method, r.path, hash, () => unkeyedRequestHash(r.method, r.path, ctx.body));
   if (claim.kind === 'replay') {
     // The key's completion may have committed before the read models took in its write (they
     // are committed side by side, below; a crash can fall between): a replay, like the first
@@ -101,11 +102,11 @@ async function runClaimed(r: IdempotentRequest, claim: HeldClaim): Promise<Reply
   const readModels = deferReadModelWaits(ctx);
   // A take-over answers about what an earlier attempt may have written: wait as a replay does.
   if (!claim.fresh) await readModels.note(await services.store.head());
-  const outcome = async (status: number, stored: unknown) => {
+  /** Stores the outcome; false when the claim was taken over meanwhile (then the key's answer is not ours to give). */
+  const outcome = async (status: number, stored: unknown): Promise<boolean> => {
     const [, held] = await Promise.all([readModels.wait(), services.idempotency.complete(claim, status, stored)]);
-    // Taken over while this ran (its lease lapsed): the attempt that holds the key now stores the
-    // outcome, answering the same resource id. Ours is still the truth about what we did.
     if (!held) ctx.log.warn({ resource_id: claim.resourceId }, 'idempotency claim taken over before its outcome was stored');
+    return held;
   };
   let reply: Reply;
   try {
@@ -117,7 +118,7 @@ async function runClaimed(r: IdempotentRequest, claim: HeldClaim): Promise<Reply
       // A business refusal is an outcome: stored and replayed like a success, the same body
       // (CONTRACT.md §6): the first request's id included, and the hint that only a new key runs again.
       const refusal = errorBody(err.code, withNewKeyHint(err.message), err.details, ctx.requestId);
-      await outcome(STATUS_OF[err.code], refusal);
+      if (!(await outcome(STATUS_OF[err.code], refusal))) return answerOfTaker(r);
       return { status: STATUS_OF[err.code], body: withMeta(refusal, key, false) };
     }
     // Nothing stored; the resource id stays with the key unless nothing can have been written.
@@ -128,6 +129,19 @@ async function runClaimed(r: IdempotentRequest, claim: HeldClaim): Promise<Reply
     await services.idempotency.abandon(claim, false);
     return reply;
   }
-  await outcome(reply.status, reply.stored !== undefined ? reply.stored : reply.body);
+  if (!(await outcome(reply.status, reply.stored !== undefined ? reply.stored : reply.body))) return answerOfTaker(r);
   return { ...reply, body: withMeta(reply.body, key, reply.replayed === true) };
+}
+
+/**
+ * This attempt was taken over while it ran (its lease lapsed), so the key's answer is the taker's:
+ * what the key stores now, or 409 while the taker still runs. Answering our own outcome could show
+ * one key two answers (CONTRACT §17); both attempts worked on the same resource id, so nothing of
+ * ours is lost: the stored answer or a retry names what we committed.
+ */
+async function answerOfTaker(r: IdempotentRequest): Promise<Reply> {
+  const { ctx, key } = r;
+  const now = await ctx.services.idempotency.current(ctx.merchantId, key);
+  if (now?.kind !== 'replay') throw new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed');
+  return { status: now.status, body: withMeta(replayedBody(unsealed(now.body, ctx.services.secrets), ctx.requestId), key, true) };
 }
