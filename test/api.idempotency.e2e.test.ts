@@ -10,7 +10,7 @@ import { createHttpApp } from '../api/server.ts';
 import { customersModule } from '../api/routes/customers.ts';
 import type { ApiModule } from '../api/module.ts';
 import { DomainError } from '../domain/errors.ts';
-import { requestHash } from '../commands/idempotency.ts';
+import { requestHash, unkeyedRequestHash } from '../commands/idempotency.ts';
 import { body, errors, idempotencyHeader, json } from '../api/openapi/common.ts';
 
 const clock = new ManualClock(new Date('2026-06-01T10:00:00.000Z'));
@@ -326,4 +326,20 @@ t.test('an attempt taken over while it ran answers what the key holds, never its
   t.equal(b.status, 409, 'the taker still runs: in progress');
   t.equal(b.body.error.code, 'idempotency_in_progress');
   t.match(await row('taken-over-running'), { state: 'in_progress', response_body: null }, 'and the first attempt stored nothing');
+});
+
+t.test('a key stored with the unkeyed hash of before still replays its request, and refuses another body', async (t) => {
+  const m = await h.newMerchant('UnkeyedHash');
+  const idem = h.app.services.idempotency;
+  const body = { amount: '7000' };
+  const claim = await idem.claim(m.merchantId, 'unkeyed-1', 'POST', '/probe/refusals', unkeyedRequestHash('POST', '/probe/refusals', body));
+  if (claim.kind !== 'run') throw new Error('expected a fresh claim');
+  await idem.complete(claim, 400, { error: { code: 'insufficient_balance', message: 'The wallet holds too little', request_id: 'before' } });
+  const before = refusals;
+  const send = (b: unknown) => request(probeUrl, 'POST', '/probe/refusals', { body: b, headers: { ...auth(m), 'idempotency-key': 'unkeyed-1' } });
+  const replay = await send(body);
+  t.equal(replay.status, 400);
+  t.match(replay.body, { error: { code: 'insufficient_balance', request_id: 'before' }, _meta: { idempotency_replayed: true } }, 'replayed');
+  t.equal(refusals, before, 'the handler did not run again');
+  t.equal((await send({ amount: '7001' })).body.error.code, 'idempotency_conflict', 'another body is still a conflict');
 });
