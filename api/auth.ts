@@ -4,15 +4,33 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '../domain/errors.ts';
 import type { ApiServices } from './services.ts';
-import { readKeyRow } from '../projections/api-keys.ts';
+import { readKeyRow, type KeyRow } from '../projections/api-keys.ts';
 
 const UNAUTHORIZED = 'Missing, invalid, expired or inactive API credentials';
+
+/** The credential a merchant request presented: its key and the stored hash of the secret that matched (never the secret). */
+export interface MerchantCredential {
+  merchantId: string;
+  apiKey: string;
+  secretHash: string;
+}
+
+/**
+ * Whether a credential still stands: the key active and unexpired, its merchant active, and the
+ * secret it was presented with the key's current one, or its previous one within the grace.
+ */
+export function credentialStands(row: KeyRow | undefined, secretHash: string, nowMs: number): boolean {
+  if (!row || row.status !== 'active' || row.merchant_status !== 'active') return false;
+  if (row.expires_at && new Date(row.expires_at).getTime() <= nowMs) return false;
+  if (row.secret_hash === secretHash) return true;
+  return row.previous_secret_hash === secretHash && !!row.previous_valid_until && new Date(row.previous_valid_until).getTime() > nowMs;
+}
 
 export async function authenticateMerchant(
   s: ApiServices,
   apiKey: string | undefined,
   apiSecret: string | undefined,
-): Promise<string> {
+): Promise<MerchantCredential> {
   if (!apiKey || !apiSecret || apiKey.length > 200 || apiSecret.length > 200) {
     throw new DomainError('unauthorized', UNAUTHORIZED);
   }
@@ -22,19 +40,14 @@ export async function authenticateMerchant(
     row = await readKeyRow(s.knex, apiKey);
     if (row) s.keyCache.set(apiKey, row, generation);
   }
-  const now = s.clock.now().getTime();
   // Compare even when the key is unknown, so timing does not tell a known key from an unknown one.
   const current = s.secrets.matches(apiSecret, row?.secret_hash ?? '0'.repeat(64));
-  const previous =
-    !!row?.previous_secret_hash &&
-    !!row.previous_valid_until &&
-    new Date(row.previous_valid_until).getTime() > now &&
-    s.secrets.matches(apiSecret, row.previous_secret_hash);
-  const expired = !!row?.expires_at && new Date(row.expires_at).getTime() <= now;
-  if (!row || !(current || previous) || row.status !== 'active' || expired || row.merchant_status !== 'active') {
+  const previous = !!row?.previous_secret_hash && s.secrets.matches(apiSecret, row.previous_secret_hash);
+  const secretHash = current ? row!.secret_hash : previous ? row!.previous_secret_hash! : '';
+  if (!row || !(current || previous) || !credentialStands(row, secretHash, s.clock.now().getTime())) {
     throw new DomainError('unauthorized', UNAUTHORIZED);
   }
-  return row.merchant_id;
+  return { merchantId: row.merchant_id, apiKey, secretHash };
 }
 
 export function authenticateAdmin(adminToken: string, header: string | undefined): void {

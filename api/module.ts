@@ -1,4 +1,5 @@
 // An API feature: its part of the OpenAPI document and the handlers for its operationIds, together.
+import type { MerchantCredential } from './auth.ts';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import type { ApiServices } from './services.ts';
@@ -27,6 +28,8 @@ export interface Ctx {
   requestId: string;
   /** Set on merchant-authenticated operations. */
   merchantId: string;
+  /** Set on merchant-authenticated operations: the key and secret (its stored hash) the request presented. */
+  credential?: MerchantCredential;
   body: any;
   params: Record<string, string>;
   query: Record<string, any>;

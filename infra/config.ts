@@ -59,6 +59,8 @@ export interface Config {
   eventStreamHeartbeatMs: number;
   /** Open event streams one merchant may hold (all API processes together); past it, 429 rate_limited. */
   eventStreamsPerMerchant: number;
+  /** An open stream's slot lease outlives its last renewal by this (renewed every third): a dead process's slots free after it. */
+  eventStreamLeaseMs: number;
   /** How often the event streams look for new events when no NOTIFY has woken them (a lost one). */
   eventStreamPollMs: number;
   /** TEST ONLY (`CRASH_AT`): crash points armed by the crash-consistency suite (infra/crash-points.ts). */
@@ -170,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     heapGrowingPercent: int(env, 'HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT),
     eventStreamHeartbeatMs: int(env, 'EVENT_STREAM_HEARTBEAT_MS', 15_000, 10),
     eventStreamsPerMerchant: int(env, 'EVENT_STREAMS_PER_MERCHANT', 5, 1),
+    eventStreamLeaseMs: int(env, 'EVENT_STREAM_LEASE_MS', 30_000, 300),
     eventStreamPollMs: int(env, 'EVENT_STREAM_POLL_MS', 1_000, 10),
     crashAt: crashSpec(env.CRASH_AT),
   };

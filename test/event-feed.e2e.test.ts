@@ -3,13 +3,19 @@
 // and resumes with Last-Event-ID, ends with exactly the ids of GET /events?order=asc, in order, once
 // each; the list and the stream share that order. Plus isolation, the bound on open streams, the
 // heartbeat and the 404s.
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { randomUUID } from 'node:crypto';
 import { startTestApp, type MerchantCreds, type TestApp } from './helpers/app.ts';
 import { newCustomer, party, quote, leg, settled, sleep, until } from './helpers/money.ts';
 import { flakyFeedClient, openSse, type SseClient } from './helpers/sse.ts';
 
 // A short HTTP request time-out: a stream outlives it (it bounds receiving the request, not the answer).
-const h = await startTestApp({ env: { EVENT_STREAMS_PER_MERCHANT: '3', EVENT_STREAM_HEARTBEAT_MS: '150', EVENT_STREAM_POLL_MS: '200', HTTP_REQUEST_TIMEOUT_MS: '1000' } });
+// A short lease, renewed every third of it: the outage test below outlasts it in seconds.
+const LEASE_MS = 1500;
+const h = await startTestApp({ env: {
+  EVENT_STREAMS_PER_MERCHANT: '3', EVENT_STREAM_HEARTBEAT_MS: '150', EVENT_STREAM_POLL_MS: '200', HTTP_REQUEST_TIMEOUT_MS: '1000',
+  EVENT_STREAM_LEASE_MS: String(LEASE_MS),
+} });
 t.teardown(() => h.stop());
 
 const creds = (m: MerchantCreds) => ({ 'x-api-key': m.apiKey, 'x-api-secret': m.apiSecret });
@@ -186,4 +192,67 @@ t.test('at most EVENT_STREAMS_PER_MERCHANT open streams per merchant: 429 rate_l
   }, 3000);
   t.equal(again.status, 200, 'a closed stream frees its slot');
   for (const s of [...open, again, elsewhere]) s.destroy();
+});
+
+/** The merchant's live stream leases (slots held), all processes together. */
+const leaseCount = async (m: MerchantCreds) => Number((await h.app.services.knex('event_stream_leases')
+  .where({ merchant_id: m.merchantId }).where('expires_at', '>', h.app.services.knex.raw('now()')).count({ n: '*' }).first() as { n: string }).n);
+
+/** Waits for the server to end the stream, within the contract's 5 seconds (CONTRACT §17); answers how long it took. */
+async function endsWithin5s(t: Test, client: SseClient, what: string): Promise<void> {
+  const started = Date.now();
+  const ended = await Promise.race([client.ended.then(() => true), sleep(5_000).then(() => false)]);
+  t.ok(ended, `${what}: the stream ended (${Date.now() - started} ms)`);
+}
+
+t.test('a stream belongs to its credential: revoked, expired, its old secret\'s grace over, or the merchant inactive ends it within 5 s and frees its slot', async (t) => {
+  const m = await h.newMerchant('Feed credentials');
+  const keyed = async (body: Record<string, unknown> = {}) => {
+    const k = await h.admin('POST', `/admin/merchants/${m.merchantId}/api-keys`, body);
+    return { ...m, keyId: k.body.id as string, apiKey: k.body.api_key as string, apiSecret: k.body.api_secret as string };
+  };
+  const revoked = await keyed();
+  const expiring = await keyed({ expires_at: new Date(Date.now() + 1500).toISOString() });
+  const rotated = await keyed();
+  const streams = { revoked: await stream(revoked), expiring: await stream(expiring), rotated: await stream(rotated) };
+  t.same(Object.values(streams).map((x) => x.status), [200, 200, 200]);
+  t.equal(await leaseCount(m), 3, 'three slots held');
+
+  t.equal((await h.admin('POST', `/admin/merchants/${m.merchantId}/api-keys/${revoked.keyId}/revoke`)).status, 200);
+  await endsWithin5s(t, streams.revoked, 'key revoked');
+  await endsWithin5s(t, streams.expiring, 'key expired');
+  t.equal((await h.admin('POST', `/admin/merchants/${m.merchantId}/api-keys/${rotated.keyId}/rotate`, { grace_seconds: 1 })).status, 201);
+  await sleep(500);
+  t.notOk(await Promise.race([streams.rotated.ended.then(() => true), sleep(0).then(() => false)]), 'within the grace, the old secret\'s stream goes on');
+  await endsWithin5s(t, streams.rotated, 'the old secret\'s grace over');
+  await until('every slot freed', async () => (await leaseCount(m)) === 0, 5_000);
+
+  const active = await stream(m);
+  t.equal(active.status, 200, 'a standing key opens a stream');
+  t.equal((await h.admin('POST', `/admin/merchants/${m.merchantId}/status`, { status: 'inactive' })).status, 200);
+  await endsWithin5s(t, active, 'merchant set inactive');
+  t.equal((await stream(m)).status, 401, 'and no new stream');
+  t.equal((await h.admin('POST', `/admin/merchants/${m.merchantId}/status`, { status: 'active' })).status, 200);
+  const back = await stream(m);
+  t.equal(back.status, 200, 'active again: streams again');
+  back.destroy();
+});
+
+t.test('leases come back after a renewal outage longer than their lifetime: the bound holds; a stream whose slot was taken meanwhile ends', async (t) => {
+  const m = await h.newMerchant('Feed lease outage');
+  const knex = h.app.services.knex;
+  const open = [await stream(m), await stream(m), await stream(m)];
+  t.same(open.map((x) => x.status), [200, 200, 200]);
+  // As after an outage: the leases expired and another process's take deleted them.
+  await knex('event_stream_leases').where({ merchant_id: m.merchantId }).delete();
+  t.equal(await leaseCount(m), 0);
+  await until('the three leases back', async () => (await leaseCount(m)) === 3, 3 * LEASE_MS);
+  t.equal((await stream(m)).status, 429, 'so a fourth stream is still refused');
+  t.ok(open.every((x) => x.status === 200), 'the three streams go on');
+  // Now the slots were taken elsewhere while ours were gone: ours cannot come back, so they end.
+  await knex('event_stream_leases').where({ merchant_id: m.merchantId }).delete();
+  await knex('event_stream_leases').insert([0, 1, 2].map(() => ({ id: randomUUID(), merchant_id: m.merchantId, expires_at: knex.raw("now() + interval '1 hour'") })));
+  for (const x of open) await endsWithin5s(t, x, 'its slot taken during the outage');
+  t.equal(await leaseCount(m), 3, 'the merchant holds its bound, no more');
+  await knex('event_stream_leases').where({ merchant_id: m.merchantId }).delete();
 });

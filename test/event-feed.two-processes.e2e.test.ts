@@ -131,6 +131,19 @@ t.test('the bound on open streams per merchant holds across processes', async (t
   for (const s of [...open, again]) s.destroy();
 });
 
+t.test('a key revoked through one process ends its stream on the other within 5 s, freeing the slot', async (t) => {
+  const m = await h.newMerchant('Feed revoked across processes');
+  const open = await stream(apiOnly.url!, m);
+  t.equal(open.status, 200);
+  const revoked = await h.admin('POST', `/admin/merchants/${m.merchantId}/api-keys/${m.keyId}/revoke`);
+  t.equal(revoked.status, 200);
+  const started = Date.now();
+  const ended = await Promise.race([open.ended.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000))]);
+  t.ok(ended, `the API-only process ended the stream (${Date.now() - started} ms)`);
+  await until('the slot freed', async () => Number((await h.app.services.knex('event_stream_leases')
+    .where({ merchant_id: m.merchantId }).count({ n: '*' }).first() as { n: string }).n) === 0, 5_000);
+});
+
 t.test('stopping a process ends its open streams (the client resumes elsewhere)', async (t) => {
   const m = await h.newMerchant('Feed two processes shutdown');
   const s = await stream(apiOnly.url!, m);

@@ -12,6 +12,7 @@ import type { Knex } from 'knex';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { feedAfter, type FeedEvent } from '../../projections/event-feed.ts';
+import type { MerchantCredential } from '../auth.ts';
 
 const PAGE = 100;
 
@@ -30,11 +31,16 @@ export class EventStreamSession {
 
   constructor(
     private readonly knex: Knex,
-    readonly merchantId: string,
+    /** Who opened it: the stream ends when this credential no longer stands (credentials.ts). */
+    readonly credential: MerchantCredential,
     private position: bigint,
     private readonly heartbeatMs: number,
     private readonly log: Logger,
   ) {}
+
+  get merchantId(): string {
+    return this.credential.merchantId;
+  }
 
   /** Sets where the stream starts (before it is attached): after this feed position. */
   startAfter(position: bigint): void {

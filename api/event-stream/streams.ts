@@ -9,6 +9,8 @@ import { merchantFeedHead } from '../../projections/event-feed.ts';
 import { RateLimited } from '../middleware/throttle.ts';
 import { EventStreamSession } from './session.ts';
 import { StreamLeases } from './leases.ts';
+import { StreamCredentialWatch } from './credentials.ts';
+import type { MerchantCredential } from '../auth.ts';
 
 /** What a refused stream's Retry-After says: a stream slot frees when one of the merchant's streams ends. */
 const RETRY_AFTER_SECONDS = 5;
@@ -16,13 +18,16 @@ const RETRY_AFTER_SECONDS = 5;
 class EventStreams {
   private readonly watch: EventFeedWatch;
   private readonly leases: StreamLeases;
+  private readonly credentials: StreamCredentialWatch;
   private readonly open = new Set<EventStreamSession>();
   private closed = false;
 
   constructor(private readonly s: ApiServices) {
     this.watch = new EventFeedWatch(s.knex, s.db.url, s.config.eventStreamPollMs,
       (err) => s.log.warn({ err }, 'event feed watch: look for new events failed; trying again'));
-    this.leases = new StreamLeases(s.knex, (err) => s.log.warn({ err }, 'event stream lease: renewal or release failed (it expires)'));
+    this.leases = new StreamLeases(s.knex, s.config.eventStreamLeaseMs, (err) => s.log.warn({ err }, 'event stream lease: renewal or release failed (it expires)'));
+    this.credentials = new StreamCredentialWatch(s.knex, s.clock, () => this.open,
+      (err) => s.log.warn({ err }, 'event streams: checking their credentials failed; trying again'));
   }
 
   /**
@@ -30,12 +35,14 @@ class EventStreams {
    * undefined), ready to attach to a response: the merchant holds a slot for it until it ends.
    * Past the bound: 429 rate_limited.
    */
-  async openStream(merchantId: string, after: bigint | undefined, requestLog: ApiServices['log']): Promise<EventStreamSession> {
+  async openStream(credential: MerchantCredential, after: bigint | undefined, requestLog: ApiServices['log']): Promise<EventStreamSession> {
     if (this.closed) throw new DomainError('service_unavailable', 'The service is shutting down; reconnect with Last-Event-ID');
+    const { merchantId } = credential;
     const limit = this.s.config.eventStreamsPerMerchant;
-    const lease = await this.leases.take(merchantId, limit);
+    const session = new EventStreamSession(this.s.knex, credential, after ?? 0n, this.s.config.eventStreamHeartbeatMs, requestLog);
+    // A lease lost and not won back (a renewal outage past its lifetime, the slots taken meanwhile) ends the stream.
+    const lease = await this.leases.take(merchantId, limit, () => session.close());
     if (!lease) throw new RateLimited(RETRY_AFTER_SECONDS, `Too many open event streams for this merchant (at most ${limit}); close one first`);
-    const session = new EventStreamSession(this.s.knex, merchantId, after ?? 0n, this.s.config.eventStreamHeartbeatMs, requestLog);
     this.open.add(session);
     session.whenClosed(() => {
       this.open.delete(session);
@@ -55,6 +62,7 @@ class EventStreams {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.credentials.close();
     const leases = this.leases.close();
     for (const session of [...this.open]) session.close();
     await Promise.all([this.watch.close(), leases]);

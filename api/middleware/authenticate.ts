@@ -13,7 +13,9 @@ export function authenticate(services: ApiServices, kind: Exclude<AuthKind, 'pub
     const failed = failures.admit(req, kind === 'merchant' ? req.header('x-api-key') ?? '' : 'operator', Date.now());
     try {
       if (kind === 'merchant') {
-        stateOf(res).merchantId = await authenticateMerchant(services, req.header('x-api-key'), req.header('x-api-secret'));
+        const credential = await authenticateMerchant(services, req.header('x-api-key'), req.header('x-api-secret'));
+        stateOf(res).merchantId = credential.merchantId;
+        stateOf(res).credential = credential;
       } else {
         authenticateAdmin(services.adminToken, req.header('authorization'));
       }

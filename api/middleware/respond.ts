@@ -24,6 +24,7 @@ function contextOf(services: ApiServices, req: Request, res: Response): Ctx {
   const state = stateOf(res);
   return {
     services, log: services.log.child({ request_id: requestId }), requestId, merchantId: state.merchantId ?? '',
+    ...(state.credential ? { credential: state.credential } : {}),
     body: state.body, params: state.params ?? {}, query: state.query ?? {},
     headers: req.headers, clientIp: req.socket.remoteAddress ?? '',
   };

@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import type { ApiModule, Ctx } from '../module.ts';
 import { errors } from '../openapi/common.ts';
-import { DomainError } from '../../domain/errors.ts';
+import { DomainError, invariant } from '../../domain/errors.ts';
 import type { Page, ListRequest } from '../../projections/pagination.ts';
 import { feedPositionOf, paginateFeed } from '../../projections/event-feed.ts';
 import { eventStreamsOf } from '../event-stream/streams.ts';
@@ -84,7 +84,8 @@ export const eventStreamModule: ApiModule = {
       const resumeFrom = typeof header === 'string' && header !== '' ? header : (ctx.query.after as string | undefined);
       const field = typeof header === 'string' && header !== '' ? 'header.last-event-id' : 'query.after';
       const after = resumeFrom ? await positionOf(ctx, resumeFrom, field) : undefined;
-      const session = await eventStreamsOf(ctx.services).openStream(ctx.merchantId, after, ctx.log);
+      invariant(ctx.credential, 'a merchant operation carries its credential');
+      const session = await eventStreamsOf(ctx.services).openStream(ctx.credential, after, ctx.log);
       return { status: 200, stream: (res) => session.attach(res) };
     },
   },
