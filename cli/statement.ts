@@ -6,6 +6,8 @@
 import fs from 'node:fs';
 import { ConfigError, loadConfig } from '../infra/config.ts';
 import { buildStatement, statementCsv } from '../projections/statements.ts';
+import { projectionStatus } from '../projections/rebuild.ts';
+import { walletMovementsProjection } from '../projections/wallet-movements.ts';
 import { CliError, UsageError, parseOptions, runCli, withService } from './shared.ts';
 
 const USAGE = `usage: npm run statement -- --merchant <merchant id> --currency <XAF|XOF> [--from <ISO time>] [--to <ISO time>]
@@ -44,9 +46,11 @@ async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  return withService(config, async (db) => {
+  return withService(config, async (db, store) => {
     if (!(await db.knex('merchants').where({ id: q.merchantId }).first('id'))) throw new CliError(`no merchant ${q.merchantId}`);
-    const st = await buildStatement(db.knex, q);
+    // Settled only if the movements' read model has every event (no service may be projecting them right now).
+    const [status] = await projectionStatus(db.knex, store, [walletMovementsProjection]);
+    const st = await buildStatement(db.knex, { ...q, readModelsAtHead: status!.lag === 0 });
     const text = format === 'csv' ? statementCsv(st) : `${JSON.stringify(st, null, 2)}\n`;
     if (out) fs.writeFileSync(out, text);
     else process.stdout.write(text);

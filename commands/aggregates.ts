@@ -19,6 +19,7 @@
 // stream up to its version, which the audit checks. Once a stream is `every` events past the latest
 // snapshot known here, a new one is written after the load or append that got it there, in the
 // background: the command's answer never waits for it and never fails with it.
+import { MAX_DECISION_AGE_MS } from '../domain/wallet.ts';
 import type { CommandDecider, Decider, DomainEvent, SnapshotCodec } from '../domain/decider.ts';
 import {
   WrongExpectedVersion,
@@ -73,6 +74,11 @@ export const AGGREGATE_CACHE_LIMIT = 10_000;
  * the limit the conflict surfaces (as a 5xx, nothing stored, so the client's retry is safe).
  */
 const MAX_ATTEMPTS = 30;
+
+/** Nothing was appended: every attempt outlived MAX_DECISION_AGE_MS (a stalled database); the caller may retry. */
+export class DecisionTooOld extends Error {
+  override name = 'DecisionTooOld';
+}
 const conflictPauseMs = (attempt: number) => Math.random() * Math.min(50, 2 * attempt);
 
 export class Aggregates {
@@ -209,6 +215,7 @@ export class Aggregates {
     return this.withLocks([...new Set(lockKeys)].sort(), async () => {
       let trustCache = true;
       for (let i = 1; ; i++) {
+        const attemptStarted = performance.now();
         const used = new Map<string, Used>();
         const loadFor = (readOnly: boolean) => async <S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<Loaded<S>> => {
           const cached = trustCache ? (this.cache.get(streamId) as { state: S; version: number } | undefined) : undefined;
@@ -243,6 +250,12 @@ export class Aggregates {
             trustCache = false;
             continue;
           }
+        }
+        // A decision dated too long ago would commit a movement inside a period already answered
+        // settled (domain/wallet.ts SETTLE_MS): decided again with a fresh time.
+        if (performance.now() - attemptStarted > MAX_DECISION_AGE_MS) {
+          if (i < MAX_ATTEMPTS) continue;
+          throw new DecisionTooOld(`a decision took over ${MAX_DECISION_AGE_MS} ms ${MAX_ATTEMPTS} times: nothing appended`);
         }
         const written = new Set(nonEmpty.map((a) => a.streamId));
         const unchanged = [...used].filter(([id, u]) => u.readOnly && !written.has(id)).map(([id, u]) => ({ streamId: id, version: u.version }));

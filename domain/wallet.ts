@@ -32,6 +32,19 @@ export interface Posting {
   amount: string;
 }
 
+/**
+ * How old a decision may be when it is appended: an attempt that took longer (waiting on locks,
+ * retries, a slow read) decides again with a fresh time (commands/aggregates.ts). So a wallet
+ * movement commits within this of its `at`, plus the append itself.
+ */
+export const MAX_DECISION_AGE_MS = 10_000;
+/**
+ * When no movement can commit any more with an `at` before T: T + the decision age + a margin for
+ * the append's own time and for clocks of several processes that disagree by a few seconds. A
+ * statement of a period ended that long ago (its read models at every commit) never changes.
+ */
+export const SETTLE_MS = 60_000;
+
 export const accounts = {
   available: (merchantId: string) => `merchant:${merchantId}:available`,
   reserved: (merchantId: string) => `merchant:${merchantId}:reserved`,

@@ -12,14 +12,13 @@
 // summed as bigint.
 //
 // Settled: a movement's `at` is taken by the attempt that commits it, so one that is still being
-// decided may commit with an `at` a moment in the past. A period that ended more than SETTLE_MS
-// before the statement was asked (the read models having caught up with every commit before the
-// ask) no longer changes: `settled: true`.
+// decided may commit with an `at` a moment in the past. The caller makes sure the read models have
+// every commit before the ask (else 503); the period is then settled when no movement can fall into
+// it any more (wallet-history.ts settledBefore): `settled: true` never changes.
 import type { Knex } from 'knex';
-import { balancesAsOf, MOVEMENT_COLUMNS, type MovementRow } from './wallet-history.ts';
+import { balancesAsOf, MOVEMENT_COLUMNS, settledBefore, type MovementRow } from './wallet-history.ts';
 
 export const MAX_STATEMENT_LINES = 50_000;
-export const SETTLE_MS = 60_000;
 
 export interface Balances {
   available: string;
@@ -55,7 +54,7 @@ export interface Statement {
   totals: { movements: number; available_delta: string; reserved_delta: string; fees: string };
   /** opening + Σ deltas = closing = the balances the ledger states as of `to`, for available and reserved. */
   reconciled: boolean;
-  /** The period ended more than SETTLE_MS before the statement was asked: it no longer changes. */
+  /** No movement can fall into the period any more: the statement no longer changes. */
   settled: boolean;
   lines: StatementLine[];
 }
@@ -75,7 +74,11 @@ function describe(movement: string, referenceType: string, referenceId: string, 
 }
 
 /** `now`: when the statement is asked (default the system clock), for `settled`. */
-type StatementQuery = { merchantId: string; currency: string; from: Date; to: Date; now?: Date };
+/**
+ * `readModelsAtHead`: the caller saw the read models include every commit before the ask; without
+ * it a statement is never said settled (a lagging table may still take movements of the period).
+ */
+type StatementQuery = { merchantId: string; currency: string; from: Date; to: Date; now?: Date; readModelsAtHead: boolean };
 
 /** The period's movements in the wallet's order. */
 async function movementsIn(db: Knex.Transaction, q: StatementQuery): Promise<MovementRow[]> {
@@ -98,10 +101,12 @@ const lineOf = (r: MovementRow): StatementLine => ({
 });
 
 export async function buildStatement(knex: Knex, q: StatementQuery): Promise<Statement> {
-  const { opening, rows, atTo } = await knex.transaction(async (tx) => ({
+  const now = q.now ?? new Date();
+  const { opening, rows, atTo, settled } = await knex.transaction(async (tx) => ({
     opening: await balancesAsOf(tx, q.merchantId, q.currency, q.from),
     rows: await movementsIn(tx, q),
     atTo: await balancesAsOf(tx, q.merchantId, q.currency, q.to),
+    settled: q.readModelsAtHead && await settledBefore(tx, q.merchantId, q.currency, q.to, now),
   }), { isolationLevel: 'repeatable read', readOnly: true });
   let available = BigInt(opening.available);
   let reserved = BigInt(opening.reserved);
@@ -116,13 +121,12 @@ export async function buildStatement(knex: Knex, q: StatementQuery): Promise<Sta
   const totalAvailable = available - BigInt(opening.available);
   const totalReserved = reserved - BigInt(opening.reserved);
   const reconciled = statedAgree && available === BigInt(atTo.available) && reserved === BigInt(atTo.reserved);
-  const now = q.now ?? new Date();
   return {
     merchant_id: q.merchantId, currency: q.currency, from: q.from.toISOString(), to: q.to.toISOString(),
     opening: { available: opening.available, reserved: opening.reserved },
     closing: { available: available.toString(), reserved: reserved.toString() },
     totals: { movements: rows.length, available_delta: totalAvailable.toString(), reserved_delta: totalReserved.toString(), fees: fees.toString() },
-    reconciled, settled: q.to.getTime() <= now.getTime() - SETTLE_MS, lines: rows.map(lineOf),
+    reconciled, settled, lines: rows.map(lineOf),
   };
 }
 

@@ -6,6 +6,7 @@
 // (domain/wallet.ts), so the balances as of T are the balances stated by its last movement before
 // T: one probe of the (merchant_id, currency, at DESC, wallet_version DESC) index, whatever the
 // history's length.
+import { SETTLE_MS } from '../domain/wallet.ts';
 import type { Knex } from 'knex';
 import { cursorPair, DEFAULT_LIMIT, invalidCursor, MAX_LIMIT, type ListRequest, type Page } from './pagination.ts';
 
@@ -29,6 +30,21 @@ export async function balancesAsOf(db: Db, merchantId: string, currency: string,
     [merchantId, currency, at],
   )).rows[0];
   return row ? { available: row.available, reserved: row.reserved, since: new Date(row.at).toISOString() } : { available: '0', reserved: '0', since: null };
+}
+
+/**
+ * Whether the wallet's movements before `t` are final, the read models being at every commit
+ * (CONTRACT §17): a wallet's movements are in time order along its versions (domain/wallet.ts), so
+ * once it has a movement at or after `t`, none can come before `t` any more; a wallet idle since
+ * before `t` is final once `t` is SETTLE_MS old (no decision commits later than that after its time).
+ */
+export async function settledBefore(db: Db, merchantId: string, currency: string, t: Date, now: Date): Promise<boolean> {
+  if (t.getTime() <= now.getTime() - SETTLE_MS) return true;
+  const later = await db.raw<{ rows: unknown[] }>(
+    'SELECT 1 FROM wallet_movements WHERE merchant_id = ? AND currency = ? AND at >= ? LIMIT 1',
+    [merchantId, currency, t],
+  );
+  return later.rows.length > 0;
 }
 
 /** One movement as the merchant API renders it. */

@@ -8,7 +8,8 @@ import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
 import { systemClock } from '../infra/clock.ts';
 import type { CommandDecider, Decider, DomainEvent } from '../domain/decider.ts';
 import { DomainError } from '../domain/errors.ts';
-import { toNew } from '../commands/aggregates.ts';
+import { DecisionTooOld, toNew } from '../commands/aggregates.ts';
+import { MAX_DECISION_AGE_MS } from '../domain/wallet.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
 
 t.comment(`on ${dbLabel}`);
@@ -192,4 +193,34 @@ t.test('execute: a command given as a function is built again for the attempt af
   const { state } = await a.execute('c-stamp', stamped, () => ({ at: `t${2 + built++}` }), {});
   t.equal(built, 2, 'built once for the attempt that conflicted, once for the one that committed');
   t.same(state.at, ['t0', 't1', 't3'], 'the event carries what the committed attempt built');
+});
+
+t.test('a decision older than MAX_DECISION_AGE_MS when it would be appended is made again with a fresh time (CONTRACT §17)', async (t) => {
+  const { a, store } = await setup(t);
+  const realNow = performance.now.bind(performance);
+  let offsetMs = 0;
+  performance.now = () => realNow() + offsetMs;
+  t.teardown(() => { performance.now = realNow; });
+  const decidedAt: number[] = [];
+  await a.transact(['aged-1'], async (tx) => {
+    const s = await tx.load('aged-1', counter);
+    decidedAt.push(decidedAt.length + 1);
+    // The first attempt stalls past the bound (waiting on a lock, a slow read) after deciding.
+    if (decidedAt.length === 1) offsetMs += MAX_DECISION_AGE_MS + 1;
+    return { appends: [{ streamId: 'aged-1', expectedVersion: s.version, events: toNew([{ type: 'added', data: { n: decidedAt.length } }], {}) }], result: undefined };
+  });
+  t.same(decidedAt, [1, 2], 'decided twice');
+  const events = await store.readStream('aged-1');
+  t.same(events.map((e) => e.data), [{ n: 2 }], 'only the fresh decision is appended');
+
+  // Stalled every time: nothing is appended, and the caller is told (the API answers 503, retryable).
+  let attempts = 0;
+  await t.rejects(a.transact(['aged-2'], async (tx) => {
+    const s = await tx.load('aged-2', counter);
+    attempts++;
+    offsetMs += MAX_DECISION_AGE_MS + 1;
+    return { appends: [{ streamId: 'aged-2', expectedVersion: s.version, events: toNew([{ type: 'added', data: { n: 1 } }], {}) }], result: undefined };
+  }), DecisionTooOld);
+  t.ok(attempts > 1, `tried again (${attempts} attempts)`);
+  t.same(await store.readStream('aged-2'), [], 'nothing appended');
 });

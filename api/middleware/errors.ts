@@ -7,6 +7,7 @@ import { sendError } from '../errors.ts';
 import { isDependencyUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../unavailable.ts';
 import { MAX_BODY_BYTES } from './json-body.ts';
 import { RateLimited } from './throttle.ts';
+import { DecisionTooOld } from '../../commands/aggregates.ts';
 
 export function noSuchRoute(_req: Request, res: Response): void {
   sendError(res, 'not_found', 'No such route');
@@ -31,7 +32,7 @@ export function answerErrors(services: ApiServices) {
     }
     if (err instanceof DomainError) return sendError(res, err.code, err.message, err.details);
     if (bodyRefusal(res, err)) return;
-    if (isDependencyUnavailable(err)) {
+    if (isDependencyUnavailable(err) || err instanceof DecisionTooOld) {
       services.log.warn({ err, request_id: res.getHeader('X-Request-Id') }, 'dependency unavailable');
       res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
       return sendError(res, 'service_unavailable', 'The service is briefly unavailable; retry the same request');

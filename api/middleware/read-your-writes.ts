@@ -2,12 +2,24 @@
 // models include what it is about, and that wait runs beside the key's completion rather than before
 // it (two commits in a row were a sixth of a create's time; bench issue 8, bench/PROFILE.md §16).
 // Every idempotent handler renders its answer from the state it decided, never from a read model.
+import { DomainError } from '../../domain/errors.ts';
 import type { ApiServices } from '../services.ts';
 import type { Ctx } from '../module.ts';
 
 /** Waits until the read models include everything committed so far. */
 export async function awaitEverythingCommitted(services: ApiServices): Promise<void> {
   await services.awaitReadModels(await services.store.head());
+}
+
+/**
+ * For answers that say they are final (a settled statement, a balance as of a time): the read
+ * models must include every commit before the request, or the answer is 503, never one read from a
+ * lagging table (CONTRACT §17).
+ */
+export async function requireEverythingCommitted(services: ApiServices): Promise<void> {
+  if (!(await services.projector.waitFor(await services.store.head()))) {
+    throw new DomainError('service_unavailable', 'The read models are catching up with the latest payments; retry in a moment');
+  }
 }
 
 interface DeferredReadModelWait {

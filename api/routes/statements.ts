@@ -5,7 +5,7 @@ import type { ApiModule, Ctx, Reply } from '../module.ts';
 import { errors, ref } from '../openapi/common.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { buildStatement, statementCsv, StatementTooLong } from '../../projections/statements.ts';
-import { awaitEverythingCommitted } from '../middleware/read-your-writes.ts';
+import { requireEverythingCommitted } from '../middleware/read-your-writes.ts';
 
 /** The statement's query parameters, the operator's and the merchant's. */
 export const statementParams = [
@@ -32,10 +32,10 @@ export async function answerStatement(ctx: Ctx, merchantId: string): Promise<Rep
   if (from.getTime() >= to.getTime()) {
     throw new DomainError('bad_request', 'from must be before to', [{ field: 'query.from', message: 'must be before to' }]);
   }
-  await awaitEverythingCommitted(ctx.services);
+  await requireEverythingCommitted(ctx.services);
   let st;
   try {
-    st = await buildStatement(knex, { merchantId, currency: String(ctx.query.currency), from, to, now });
+    st = await buildStatement(knex, { merchantId, currency: String(ctx.query.currency), from, to, now, readModelsAtHead: true });
   } catch (err) {
     if (err instanceof StatementTooLong) throw new DomainError('bad_request', err.message, [{ field: 'query.from', message: err.message }]);
     throw err;
@@ -53,7 +53,7 @@ export const statementsModule: ApiModule = {
         summary: 'A statement of one of your wallets: opening balance, every movement in a period, closing balance',
         description: 'Period [from, to) by movement time: a movement at or after `from` and before `to` is in it. Opening = the balances as of `from` '
           + '(GET /wallets?as_of=from), closing = opening + the movements = the balances as of `to`: consecutive statements chain. '
-          + '`settled` once the period ended more than a minute before the ask (it no longer changes). format=csv answers text/csv (an attachment). '
+          + '`settled` when no movement can fall into the period any more (the wallet moved after it, or it ended more than a minute before the ask): a settled statement never changes; 503 while the read models catch up. format=csv answers text/csv (an attachment). '
           + 'Only your own wallets; at most 50,000 movements per statement (400: ask for a shorter period).',
         parameters: statementParams,
         responses: { 200: statementResponse, 400: errors[400], 401: errors[401] },

@@ -3,9 +3,8 @@ import type { ApiModule, Ctx } from '../module.ts';
 import { body, errors, idParam, json, listOf, listParams, ref } from '../openapi/common.ts';
 import { topUp } from '../../commands/wallets.ts';
 import { listRequest } from '../../projections/pagination.ts';
-import { balancesAsOf, walletTransactions } from '../../projections/wallet-history.ts';
-import { SETTLE_MS } from '../../projections/statements.ts';
-import { awaitEverythingCommitted } from '../middleware/read-your-writes.ts';
+import { balancesAsOf, settledBefore, walletTransactions } from '../../projections/wallet-history.ts';
+import { awaitEverythingCommitted, requireEverythingCommitted } from '../middleware/read-your-writes.ts';
 import { validKey } from '../../commands/idempotency.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { Currency } from '../../domain/catalogue.ts';
@@ -70,7 +69,7 @@ const walletList = {
   properties: {
     data: { type: 'array', items: ref('Wallet') },
     as_of: { ...ref('DateTime'), description: 'With as_of: the instant asked (updated_at is then the time of the last movement before it)' },
-    settled: { type: 'boolean', description: 'With as_of: the instant is more than a minute old, so the answer no longer changes' },
+    settled: { type: 'boolean', description: 'With as_of: no movement can come before the instant any more (each wallet moved after it, or it is more than a minute old), so the answer never changes' },
   },
 };
 
@@ -88,12 +87,14 @@ async function walletsAsOf(ctx: Ctx, raw: string) {
   }
   const merchant = (await knex('merchants').where({ id: ctx.merchantId }).first('created_at')) as { created_at: Date | string };
   const opened = new Date(merchant.created_at);
-  const settled = asOf.getTime() <= now.getTime() - SETTLE_MS;
-  if (asOf.getTime() < opened.getTime()) return { data: [], as_of: asOf.toISOString(), settled };
-  await awaitEverythingCommitted(ctx.services);
+  // Before the merchant existed nothing can ever be in a wallet.
+  if (asOf.getTime() < opened.getTime()) return { data: [], as_of: asOf.toISOString(), settled: true };
+  await requireEverythingCommitted(ctx.services);
   const data = [];
+  let settled = true;
   for (const currency of CURRENCIES) {
     const b = await balancesAsOf(knex, ctx.merchantId, currency, asOf);
+    settled &&= await settledBefore(knex, ctx.merchantId, currency, asOf, now);
     data.push({ currency, available: b.available, reserved: b.reserved, updated_at: b.since ?? opened.toISOString() });
   }
   return { data, as_of: asOf.toISOString(), settled };
