@@ -49,16 +49,8 @@ export async function revokeApiKey(s: Services, merchantId: string, keyId: strin
   return onMerchant(s, merchantId, (at) => ({ type: 'RevokeApiKey', data: { keyId, at } }), meta);
 }
 
-// Setting the webhook URL: commands/webhook-endpoints.ts configureFirstEndpoint (the merchant's first endpoint, CONTRACT.md §11).
-
-/** A new signing secret for the URL in force; refused when no URL is configured. */
-export async function rotateWebhookSecret(s: Services, merchantId: string, meta: EventMetadata) {
-  const signingSecret = randomToken('whsec_', 32);
-  const state = await onMerchant(s, merchantId, (at) => ({
-    type: 'RotateWebhookSecret', data: { sealedSecret: s.secrets.encrypt(signingSecret), at },
-  }), meta);
-  return { url: state.webhookUrl!, signingSecret };
-}
+// Setting the webhook URL and rotating its secret: commands/webhook-endpoints.ts configureFirstEndpoint and
+// rotateFirstEndpointSecret (the merchant's first endpoint, CONTRACT.md §11; decided with its endpoints stream).
 
 export async function setRouting(s: Services, merchantId: string, routing: Partial<M.Routing>, meta: EventMetadata) {
   return onMerchant(s, merchantId, (at) => ({ type: 'SetRouting', data: { routing, at } }), meta);

@@ -14,7 +14,6 @@ import { randomToken } from '../infra/secrets.ts';
 import { checkUrl, UnsafeUrlError, webhookUrlPolicy, type Resolver } from '../infra/url-safety.ts';
 import { streams } from './streams.ts';
 import { toNew } from './aggregates.ts';
-import { rotateWebhookSecret } from './merchants.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 
 /** The default staging window of a rotation: a day to add the new secret to the receiver. */
@@ -151,14 +150,28 @@ export async function configureFirstEndpoint(s: Services, merchantId: string, ur
 /**
  * The operator's (and the dashboard's) rotate-secret: a new secret for the first endpoint, at once
  * (400 when there is none). A merchant without endpoint events rotates its URL's secret on its own
- * stream, as before endpoints (that URL is its endpoint).
+ * stream, as before endpoints (that URL is its endpoint). One append decided on both streams: the
+ * merchant-stream rotation commits only if the endpoints stream is still empty, so a concurrent
+ * adoption of the URL (which copies the secret then in force) makes it decide again, on the adopted
+ * endpoint: the secret answered is always the one that signs.
  */
 export async function rotateFirstEndpointSecret(s: Services, merchantId: string, meta: EventMetadata) {
-  M.requireMerchant((await s.aggregates.load(streams.merchant(merchantId), M.merchantDecider)).state);
-  const { state } = await s.aggregates.load(streams.webhookEndpoints(merchantId), W.endpointsDecider);
-  if (!state.started) return rotateWebhookSecret(s, merchantId, meta);
-  const first = state.endpoints[0];
-  if (!first) throw new DomainError('bad_request', 'No webhook URL is configured for this merchant');
-  const { signingSecret } = await rotateEndpointSecret(s, merchantId, first.id, 0, meta);
-  return { url: first.url, signingSecret };
+  const secret = newSecret();
+  const sealed = s.secrets.encrypt(secret);
+  const merchantStream = streams.merchant(merchantId);
+  const endpointsStream = streams.webhookEndpoints(merchantId);
+  const { result, append } = await s.aggregates.transact([merchantStream, endpointsStream], async (tx) => {
+    const at = now(s);
+    const e = await tx.read(endpointsStream, W.endpointsDecider);
+    if (!e.state.started) {
+      const m = await tx.load(merchantStream, M.merchantDecider);
+      const events = M.merchantDecider.decide({ type: 'RotateWebhookSecret', data: { sealedSecret: sealed, at } }, m.state);
+      const state = events.reduce(M.merchantDecider.evolve, m.state);
+      return { appends: [{ streamId: merchantStream, expectedVersion: m.version, events: toNew(events, meta) }], result: state.webhookUrl! };
+    }
+    const events = W.endpointsDecider.decide({ type: 'RotateFirst', data: { sealedSecret: sealed, at } }, e.state);
+    return { appends: [{ streamId: endpointsStream, expectedVersion: e.version, events: toNew(events, meta) }], result: e.state.endpoints[0]!.url };
+  });
+  await s.awaitReadModels(append?.position);
+  return { url: result, signingSecret: secret };
 }

@@ -28,6 +28,8 @@ export type ErrorCode =
   | 'refund_not_allowed'
   | 'payin_not_found'
   | 'refund_exceeds_payin'
+  /** A per-merchant bound is reached (CONTRACT §17: at most 16 webhook endpoints). */
+  | 'limit_exceeded'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'

@@ -12,6 +12,12 @@
 // takes over (`activates_at`); `signingSecretAt` says which one signs at a given time. A later
 // rotation first promotes a next secret already active, then stages its own (replacing one not yet
 // active: a merchant that rotates twice within the window never receives the first new secret).
+//
+// Limits (CONTRACT.md §17): at most MAX_ENDPOINTS live endpoints per merchant, decided here on the
+// one stream, so two racing creates cannot both pass (the append's expected version: the second is
+// decided again on the state the first left). A deleted endpoint's id is remembered: a create retried
+// under its id (the same Idempotency-Key, after the first answer was lost) is refused, never made
+// again with a new secret.
 import { DomainError, refuse } from './errors.ts';
 import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
 import { WEBHOOK_EVENTS_BY_TYPE } from './webhook-events.ts';
@@ -42,7 +48,15 @@ export interface EndpointsState {
   started: boolean;
   /** Live endpoints, oldest first (the first is the operator's). */
   endpoints: WebhookEndpoint[];
+  /** The ids of deleted endpoints: a create under one of them is refused (it would resurrect it). */
+  deleted: string[];
 }
+
+/**
+ * Live endpoints a merchant may have. Each event fans out to each of them and each holds delivery
+ * slots: the bound keeps one merchant's share of both finite (CONTRACT.md §17).
+ */
+export const MAX_ENDPOINTS = 16;
 
 interface Created {
   endpoint_id: string; url: string; enabled_events: string[]; description: string | null; signing_secret_sealed: string;
@@ -74,6 +88,8 @@ export type EndpointCommand =
   | { type: 'DisableEndpoint'; data: { endpointId: string; reason: StatusReason; at: string } }
   | { type: 'DeleteEndpoint'; data: { endpointId: string; at: string } }
   | { type: 'RotateSecret'; data: RotateSecret }
+  /** The operator's (and the dashboard's) rotate-secret: the first endpoint's, at once. */
+  | { type: 'RotateFirst'; data: { sealedSecret: string; at: string } }
   /** The operator's PUT: the first endpoint's URL and an immediate new secret, or a new endpoint for every event. */
   | { type: 'ConfigureFirst'; data: CreateEndpoint };
 
@@ -143,7 +159,7 @@ function evolve(s: EndpointsState, e: EndpointEvent): EndpointsState {
     case 'webhook_endpoint.secret_rotated':
       return patch(started, e.data.endpoint_id, (x) => rotated(x, e.data));
     case 'webhook_endpoint.deleted':
-      return { ...started, endpoints: s.endpoints.filter((x) => x.id !== e.data.endpoint_id) };
+      return { ...started, endpoints: s.endpoints.filter((x) => x.id !== e.data.endpoint_id), deleted: [...s.deleted, e.data.endpoint_id] };
     default:
       return unreachable(e);
   }
@@ -173,6 +189,20 @@ function update(s: EndpointsState, c: UpdateEndpoint): EndpointEvent[] {
   return out;
 }
 
+/**
+ * A new endpoint: an id already live is a retried create (nothing to do); a deleted one is refused
+ * (a retry of a create whose endpoint was deleted since must not bring it back); beyond the limit,
+ * limit_exceeded.
+ */
+function create(s: EndpointsState, c: CreateEndpoint): EndpointEvent[] {
+  if (s.endpoints.some((e) => e.id === c.endpointId)) return [];
+  if (s.deleted.includes(c.endpointId)) refuse('not_found', 'This webhook endpoint was deleted; it is not created again');
+  if (s.endpoints.length >= MAX_ENDPOINTS) {
+    refuse('limit_exceeded', `A merchant has at most ${MAX_ENDPOINTS} webhook endpoints; delete one first`);
+  }
+  return [created({ ...c, enabledEvents: checkEnabledEvents(c.enabledEvents) }, false)];
+}
+
 /** The operator's PUT: sets the first endpoint's URL with a new secret at once, or creates it for every event. */
 function configureFirst(s: EndpointsState, c: CreateEndpoint): EndpointEvent[] {
   const first = s.endpoints[0];
@@ -189,8 +219,7 @@ function decide(c: EndpointCommand, s: EndpointsState): EndpointEvent[] {
       if (s.started) return [];
       return [created({ ...c.data, enabledEvents: [ALL_EVENTS], description: null }, true)];
     case 'CreateEndpoint':
-      if (s.endpoints.some((e) => e.id === c.data.endpointId)) return []; // a retried create: already done
-      return [created({ ...c.data, enabledEvents: checkEnabledEvents(c.data.enabledEvents) }, false)];
+      return create(s, c.data);
     case 'UpdateEndpoint':
       return update(s, c.data);
     case 'DisableEndpoint': {
@@ -205,6 +234,12 @@ function decide(c: EndpointCommand, s: EndpointsState): EndpointEvent[] {
       const d = c.data;
       return [{ type: 'webhook_endpoint.secret_rotated', data: { endpoint_id: e.id, signing_secret_sealed: d.sealedSecret, activates_at: d.activatesAt, at: d.at } }];
     }
+    case 'RotateFirst': {
+      const first = s.endpoints[0];
+      if (!first) refuse('bad_request', 'No webhook URL is configured for this merchant');
+      const d = c.data;
+      return [{ type: 'webhook_endpoint.secret_rotated', data: { endpoint_id: first!.id, signing_secret_sealed: d.sealedSecret, activates_at: d.at, at: d.at } }];
+    }
     case 'ConfigureFirst':
       return configureFirst(s, c.data);
     default:
@@ -213,7 +248,7 @@ function decide(c: EndpointCommand, s: EndpointsState): EndpointEvent[] {
 }
 
 export const endpointsDecider = {
-  initialState: (): EndpointsState => ({ started: false, endpoints: [] }),
+  initialState: (): EndpointsState => ({ started: false, endpoints: [], deleted: [] }),
   evolve,
   decide,
 } satisfies CommandDecider<EndpointsState, EndpointEvent, EndpointCommand>;

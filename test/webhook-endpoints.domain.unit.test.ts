@@ -61,7 +61,7 @@ t.test('adoption, status, delete and refusals', async (t) => {
   t.same(d.decide({ type: 'DisableEndpoint', data: { endpointId: 'm', reason: 'failing', at: at(2) } }, s), [], 'disabled already: nothing');
   t.same(d.decide({ type: 'UpdateEndpoint', data: { endpointId: 'm', url: 'https://old.example', at: at(3) } }, s), [], 'nothing changed: no event');
   s = run(s, { type: 'DeleteEndpoint', data: { endpointId: 'm', at: at(4) } });
-  t.same(s, { started: true, endpoints: [] }, 'deleted; the stream stays started (no URL from before endpoints comes back)');
+  t.same(s, { started: true, endpoints: [], deleted: ['m'] }, 'deleted; the stream stays started (no URL from before endpoints comes back)');
   for (const c of [
     { type: 'DeleteEndpoint', data: { endpointId: 'x', at: at(5) } },
     { type: 'UpdateEndpoint', data: { endpointId: 'x', status: 'enabled', at: at(5) } },

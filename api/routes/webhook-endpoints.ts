@@ -4,7 +4,7 @@
 import type { ApiModule, Ctx } from '../module.ts';
 import { body, errors, idempotencyHeader, idParam, json, ref } from '../openapi/common.ts';
 import { DomainError, invariant } from '../../domain/errors.ts';
-import { endpointIn, filterableEvents, ALL_EVENTS, type WebhookEndpoint } from '../../domain/webhook-endpoints.ts';
+import { endpointIn, filterableEvents, ALL_EVENTS, MAX_ENDPOINTS, type WebhookEndpoint } from '../../domain/webhook-endpoints.ts';
 import * as C from '../../commands/webhook-endpoints.ts';
 
 const tags = ['Webhook endpoints'];
@@ -79,18 +79,20 @@ const endpointId = idParam('endpoint_id');
 
 async function mustFind(ctx: Ctx): Promise<WebhookEndpoint> {
   const all = await C.endpointsOf(ctx.services, ctx.merchantId);
-  return endpointIn({ started: true, endpoints: all }, ctx.params.endpoint_id!);
+  return endpointIn({ started: true, endpoints: all, deleted: [] }, ctx.params.endpoint_id!);
 }
 
 const paths = {
   '/webhook-endpoints': {
     post: {
       ...merchant, operationId: 'createWebhookEndpoint', summary: 'Add a webhook endpoint (its signing secret is answered once)',
-      description: 'A URL that receives the events its filter names (every event by default), signed with a secret of its own. Idempotent.',
+      description: `A URL that receives the events its filter names (every event by default), signed with a secret of its own. Idempotent. ` +
+        `At most ${MAX_ENDPOINTS} per merchant (400 limit_exceeded). A retry with the same Idempotency-Key whose endpoint was ` +
+        'deleted since answers 404 (it is never created again).',
       'x-idempotent': true,
       parameters: [idempotencyHeader],
       requestBody: body(ref('WebhookEndpointCreate')),
-      responses: { 201: json(ref('WebhookEndpointCreated'), 'Created'), 400: errors[400], 401: errors[401], 409: errors[409] },
+      responses: { 201: json(ref('WebhookEndpointCreated'), 'Created'), 400: errors[400], 401: errors[401], 404: errors[404], 409: errors[409] },
     },
     get: {
       ...merchant, operationId: 'listWebhookEndpoints', summary: 'The webhook endpoints, oldest first',

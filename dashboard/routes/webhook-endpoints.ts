@@ -23,9 +23,9 @@ const endpointId = (req: Request) => String(req.params.endpointId);
 /** Renders the Webhooks page (routes/webhooks.ts), with a new secret or a refusal. */
 export type RenderWebhooks = (s: ApiServices, req: Request, res: Response, status: number, extra?: { secret?: string; activatesAt?: string | undefined; error?: string }) => Promise<void>;
 
-/** A refusal (a bad URL, an unknown endpoint) shown on the page, with the status the API would answer. */
+/** A refusal (a bad URL, an unknown endpoint, the 16 endpoints' limit) shown on the page, with the status the API would answer. */
 async function refused(webhooks: RenderWebhooks, s: ApiServices, req: Request, res: Response, err: unknown): Promise<void> {
-  if (!(err instanceof DomainError) || (err.code !== 'bad_request' && err.code !== 'not_found')) throw err;
+  if (!(err instanceof DomainError) || !['bad_request', 'not_found', 'limit_exceeded'].includes(err.code)) throw err;
   await webhooks(s, req, res, err.code === 'not_found' ? 404 : 400, { error: err.message });
 }
 

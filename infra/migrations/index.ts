@@ -26,6 +26,7 @@ import * as m022 from './022_payout_batches.ts';
 import * as m023 from './023_webhook_endpoints.ts';
 import * as m024 from './024_event_feed.ts';
 import * as m025 from './025_wallet_movements.ts';
+import * as m026 from './026_webhook_fan_out_outside_feed_lock.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -58,6 +59,7 @@ const migrations: Array<[string, Migration]> = [
   ['023_webhook_endpoints', m023],
   ['024_event_feed', m024],
   ['025_wallet_movements', m025],
+  ['026_webhook_fan_out_outside_feed_lock', m026],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -9,14 +9,16 @@
 // in which every attempt at the endpoint failed, disables it.
 //
 // Isolation: the job kind runs many attempts at once, but at most PER_ENDPOINT_CONCURRENCY per
-// endpoint in this process; an attempt over that bound is put back without counting as an attempt
-// (and before any database read), so a slow or dead endpoint holds a few slots at most and other
-// endpoints' (its merchant's others included) and merchants' deliveries go on. It is put back for
-// about as long as that endpoint's attempts have lately been taking, so a dead endpoint's backlog
-// waits quietly while a busy but healthy one keeps its slots full. An endpoint whose attempts are
-// quick has a few over the bound wait in this process for the next free slot instead (a burst then
-// costs no put-back, re-claim or timer): never a slow or unknown endpoint's, never more than a few,
-// never for long.
+// endpoint and PER_MERCHANT_CONCURRENCY per merchant in this process (CONTRACT.md §17: a merchant
+// may have 16 endpoints, and 16 endpoints at 4 each would be every slot of the kind). An attempt over
+// either bound is put back without counting as an attempt (and before any database read), so a slow
+// or dead endpoint holds a few slots at most, a merchant's slow endpoints together a quarter of them,
+// and other endpoints' (its merchant's others included) and merchants' deliveries go on. It is put
+// back for about as long as that endpoint's (or merchant's) attempts have lately been taking, or have
+// been running so far, so a dead endpoint's backlog waits quietly while a busy but healthy one keeps
+// its slots full. An endpoint whose attempts are quick has a few over the bound wait in this process
+// for the next free slot instead (a burst then costs no put-back, re-claim or timer): never a slow or
+// unknown endpoint's, never more than a few, never for long.
 import type { Services } from '../../commands/services.ts';
 import type { Job, JobOutcome } from '../../infra/scheduler.ts';
 import { webhookUrlPolicy } from '../../infra/url-safety.ts';
@@ -33,11 +35,13 @@ import { disableEndpoint } from '../../commands/webhook-endpoints.ts';
 export const OVERALL_CONCURRENCY = 64;
 /** Attempts in flight per endpoint: a slow endpoint holds this many slots, never another endpoint's. */
 export const PER_ENDPOINT_CONCURRENCY = 4;
+/** Attempts in flight per merchant: its endpoints together hold at most a quarter of the kind's slots. */
+export const PER_MERCHANT_CONCURRENCY = OVERALL_CONCURRENCY / 4;
 /** An endpoint whose attempts have all failed for this long is disabled (CONTRACT.md §11). */
 export const DISABLE_AFTER_FAILING_MS = 72 * 3600_000;
 /**
- * Shortest put-back of an attempt that found its merchant's slots taken (not an attempt). The
- * put-back is otherwise about one of that merchant's recent attempts: a hanging endpoint's backlog
+ * Shortest put-back of an attempt that found its endpoint's or merchant's slots taken (not an
+ * attempt). The put-back is otherwise about one of that endpoint's (merchant's) recent attempts: a hanging endpoint's backlog
  * waits seconds, a fast one's a few tens of milliseconds (at 200 ms, a burst to a healthy endpoint
  * answering in 5 ms held its webhooks 40 attempts' time: the transfer-e2e p99 of bench issue 8).
  */
@@ -59,12 +63,14 @@ interface Waiter {
 }
 
 /**
- * Counts in-flight attempts per key and refuses beyond a bound; remembers how long attempts take.
- * A quick key's attempts over the bound may wait for a slot (`acquire`): a release hands its slot
- * straight to the first of them.
+ * Counts in-flight attempts per key and refuses beyond a bound; remembers how long attempts take
+ * and since when the key's attempts in flight have been running. A quick key's attempts over the
+ * bound may wait for a slot (`acquire`): a release hands its slot straight to the first of them.
  */
 export class KeyedLimiter {
   private readonly inFlight = new Map<string, number>();
+  /** When each of a key's attempts in flight started, oldest first (a release ends the oldest: close enough). */
+  private readonly startedAt = new Map<string, number[]>();
   private readonly typicalMs = new Map<string, number>();
   private readonly waiting = new Map<string, Waiter[]>();
   constructor(
@@ -77,6 +83,7 @@ export class KeyedLimiter {
     const n = this.inFlight.get(key) ?? 0;
     if (n >= this.perKey) return false;
     this.inFlight.set(key, n + 1);
+    this.startedAt.set(key, [...(this.startedAt.get(key) ?? []), Date.now()]);
     return true;
   }
 
@@ -106,30 +113,69 @@ export class KeyedLimiter {
   }
 
   release(key: string, durationMs?: number): void {
-    if (durationMs !== undefined) {
-      const before = this.typicalMs.get(key);
-      this.typicalMs.delete(key);
-      this.typicalMs.set(key, before === undefined ? durationMs : 0.7 * before + 0.3 * durationMs);
-      if (this.typicalMs.size > DURATIONS_KEPT) this.typicalMs.delete(this.typicalMs.keys().next().value as string);
-    }
+    if (durationMs !== undefined) this.noteDuration(key, durationMs);
+    const started = this.startedAt.get(key)?.slice(1) ?? [];
     const queue = this.waiting.get(key);
     const next = queue?.shift();
     if (next) {
       // The slot passes to the first waiter: the in-flight count stays.
+      this.startedAt.set(key, [...started, Date.now()]);
       if (queue!.length === 0) this.waiting.delete(key);
       clearTimeout(next.timer);
       next.resolve(true);
       return;
     }
     const n = (this.inFlight.get(key) ?? 1) - 1;
-    if (n <= 0) this.inFlight.delete(key);
-    else this.inFlight.set(key, n);
+    if (n <= 0) {
+      this.inFlight.delete(key);
+      this.startedAt.delete(key);
+    } else {
+      this.inFlight.set(key, n);
+      this.startedAt.set(key, started);
+    }
   }
 
-  /** How long to put back an attempt for a busy key: about one recent attempt's duration, jittered. */
+  private noteDuration(key: string, durationMs: number): void {
+    const before = this.typicalMs.get(key);
+    this.typicalMs.delete(key);
+    this.typicalMs.set(key, before === undefined ? durationMs : 0.7 * before + 0.3 * durationMs);
+    if (this.typicalMs.size > DURATIONS_KEPT) this.typicalMs.delete(this.typicalMs.keys().next().value as string);
+  }
+
+  /**
+   * How long to put back an attempt for a busy key: about one recent attempt's duration, jittered.
+   * Before any has finished, as long as its oldest attempt in flight has run so far (else a hanging
+   * endpoint's backlog would come back every few tens of milliseconds until the first time-out).
+   */
   busyDelayMs(key: string, maxMs: number): number {
-    const typical = Math.min(Math.max(this.typicalMs.get(key) ?? 0, BUSY_RETRY_MIN_MS), Math.max(maxMs, BUSY_RETRY_MIN_MS));
+    const oldest = this.startedAt.get(key)?.[0];
+    const known = this.typicalMs.get(key) ?? (oldest === undefined ? 0 : Date.now() - oldest);
+    const typical = Math.min(Math.max(known, BUSY_RETRY_MIN_MS), Math.max(maxMs, BUSY_RETRY_MIN_MS));
     return Math.round(typical * (0.5 + Math.random()));
+  }
+}
+
+/**
+ * The two bounds an attempt must fit in this process: its endpoint's and its merchant's. The
+ * endpoint's first (an endpoint's own backlog waits on it without taking its merchant's slots).
+ */
+export class DeliveryLimiter {
+  constructor(
+    private readonly endpoints = new KeyedLimiter(PER_ENDPOINT_CONCURRENCY),
+    private readonly merchants = new KeyedLimiter(PER_MERCHANT_CONCURRENCY),
+  ) {}
+
+  /** A slot under both bounds (undefined), or how long to put the attempt back for, after the bound that refused it. */
+  async acquire(merchantId: string, endpointId: string, maxDelayMs: number): Promise<number | undefined> {
+    if (!(await this.endpoints.acquire(endpointId))) return this.endpoints.busyDelayMs(endpointId, maxDelayMs);
+    if (await this.merchants.acquire(merchantId)) return undefined;
+    this.endpoints.release(endpointId);
+    return this.merchants.busyDelayMs(merchantId, maxDelayMs);
+  }
+
+  release(merchantId: string, endpointId: string, durationMs?: number): void {
+    this.merchants.release(merchantId, durationMs);
+    this.endpoints.release(endpointId, durationMs);
   }
 }
 
@@ -187,14 +233,15 @@ function notYet(s: Services, row: DeliveryRead): Date | 'done' | undefined {
 }
 
 export function deliveryHandler(s: Services): (job: Job<DeliveryJob>) => Promise<JobOutcome> {
-  const limiter = new KeyedLimiter(PER_ENDPOINT_CONCURRENCY);
+  const limiter = new DeliveryLimiter();
   const later = (ms: number) => ({ retryAt: new Date(s.clock.now().getTime() + ms) });
 
   return async (job) => {
     const { eventId, trigger, merchantId } = job.payload;
     // Jobs queued before endpoints name none: the merchant's first endpoint (its id is the merchant's).
     const endpointId = job.payload.endpointId ?? merchantId;
-    if (!(await limiter.acquire(endpointId))) return later(limiter.busyDelayMs(endpointId, s.config.webhookTimeoutMs));
+    const busyFor = await limiter.acquire(merchantId, endpointId, s.config.webhookTimeoutMs);
+    if (busyFor !== undefined) return later(busyFor);
     let durationMs: number | undefined;
     try {
       const row = await readDelivery(s, eventId, endpointId);
@@ -219,7 +266,7 @@ export function deliveryHandler(s: Services): (job: Job<DeliveryJob>) => Promise
       if (trigger === 'scheduled' && outcome.nextAttemptAt) return { retryAt: outcome.nextAttemptAt };
       return;
     } finally {
-      limiter.release(endpointId, durationMs);
+      limiter.release(merchantId, endpointId, durationMs);
     }
   };
 }

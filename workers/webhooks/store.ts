@@ -12,6 +12,11 @@
 // the same endpoint was sent (`prev_event_id`). A delivery gets its job only once that one is final;
 // the attempt that makes it final schedules its successor. Both sides lock the predecessor delivery
 // (FOR SHARE / FOR UPDATE), so a successor recorded while its predecessor finishes is never lost.
+//
+// Fan-out outside the feed lock (issue 40, migration 026): the event rows commit first (the feed
+// lock of migration 024 is held only for them), then the deliveries and jobs are written in a
+// transaction of their own. An event left with its fan-out undone (a crash between the two) is
+// fanned out when its message comes again: the recorder acknowledges a message only after both.
 import type { Knex } from 'knex';
 import type { Services } from '../../commands/services.ts';
 import type { ForwardedEvent } from '../../infra/bus/forwarded-event.ts';
@@ -37,8 +42,11 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: 
   // read. A first delivery almost never is, so it skips the lookup; the inserts below are
   // idempotent by event id either way (a re-sent first delivery inserts nothing).
   if (!opts.firstDelivery) {
-    const already = await s.knex('webhook_events').where({ id: ev.id }).first('id');
-    if (already) return 0;
+    const already = (await s.knex('webhook_events').where({ id: ev.id }).first('id', 'fanout_endpoints')) as { fanout_endpoints: unknown } | undefined;
+    if (already) {
+      if (already.fanout_endpoints !== null) await fanOut(s, [ev.id]);
+      return 0;
+    }
   }
   const stream = (await s.store.readStream(ev.stream_id, 1, ev.version)).filter((e) => e.version <= ev.version);
   const hooks = stream.filter((e) => resource.events.includes(e.type));
@@ -59,12 +67,18 @@ export async function recordWebhookEvent(s: Services, ev: ForwardedEvent, opts: 
       resource_id: d.resourceId, customer_id: d.customerId, stream_id: d.streamId, stream_version: d.streamVersion,
       prev_event_id: i > 0 ? drafts[i - 1]!.envelope.id : null, body: d.body, delivery_status: to.length > 0 ? 'pending' : 'not_configured',
       next_attempt_at: to.length > 0 ? now : null, created_at: sortInstant(d.envelope.created_at, d.streamVersion), recorded_at: now, updated_at: now,
-      endpoints: to,
+      fanout_endpoints: to.length > 0 ? to : null,
     };
   };
   const rows = drafts.map(rowOf);
-  const configured = rows.some((r) => r.endpoints.length > 0);
-  return (configured ? recorders(s).scheduling : recorders(s).plain).submit(configured ? rows : rows.map(({ endpoints: _, ...r }) => r));
+  const configured = rows.some((r) => r.fanout_endpoints !== null);
+  return (configured ? recorders(s).scheduling : recorders(s).plain).submit(configured ? rows : rows.map(({ fanout_endpoints: _, ...r }) => r));
+}
+
+/** The deliveries and jobs of recorded events whose fan-out was not done (webhook_events_fan_out, migration 026). */
+async function fanOut(s: Services, eventIds: string[]): Promise<void> {
+  const r = await s.knex.raw<{ rows: Array<{ jobs: number }> }>('SELECT webhook_events_fan_out(?::uuid[], ?, ?) AS jobs', [eventIds, JOB_KIND, s.clock.now()]);
+  if (r.rows[0]!.jobs > 0) s.scheduler.nudge(JOB_KIND);
 }
 
 type EventRows = Array<Record<string, unknown> & { id: string }>;
@@ -79,9 +93,9 @@ interface Recorders {
   /** No webhook URL: the rows alone, nothing to schedule (atomic without a transaction). */
   plain: StatementBatcher<EventRows, number>;
   /**
-   * In order, each new row with a delivery per endpoint, each with its first delivery job if that
-   * endpoint's delivery of the resource's previous event is final: the database function
-   * record_webhook_events_fanout (migration 023).
+   * In order, each new row, committed; then, outside the feed lock, a delivery per endpoint, each with
+   * its first delivery job if that endpoint's delivery of the resource's previous event is final: the
+   * procedure record_webhook_events_fanout (migration 026), one round trip.
    */
   scheduling: StatementBatcher<EventRows, number>;
 }
@@ -98,11 +112,13 @@ function recorders(s: Services): Recorders {
       return newPerCall(calls, new Set(ids.map((x) => x.id)));
     }),
     scheduling: new StatementBatcher(async (calls) => {
-      const res = await s.knex.raw<{ rows: Array<{ o_id: string; o_scheduled: boolean }> }>(
-        'SELECT o_id, o_scheduled FROM record_webhook_events_fanout(?::jsonb, ?, ?)', [JSON.stringify(calls.flat()), JOB_KIND, s.clock.now()],
+      // A CALL, never inside a transaction: the procedure commits the events before the fan-out.
+      const res = await s.knex.raw<{ rows: Array<{ o_inserted: string[]; o_scheduled: boolean }> }>(
+        'CALL record_webhook_events_fanout(?::jsonb, ?::text, ?::timestamptz, NULL::uuid[], NULL::boolean)', [JSON.stringify(calls.flat()), JOB_KIND, s.clock.now()],
       );
-      if (res.rows.some((x) => x.o_scheduled)) s.scheduler.nudge(JOB_KIND);
-      return newPerCall(calls, new Set(res.rows.map((x) => x.o_id)));
+      const { o_inserted: inserted, o_scheduled: scheduled } = res.rows[0]!;
+      if (scheduled) s.scheduler.nudge(JOB_KIND);
+      return newPerCall(calls, new Set(inserted));
     }),
   };
   built.set(s, r);
