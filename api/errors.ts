@@ -19,6 +19,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   operator_not_enabled: 400,
   otp_required: 400,
   operator_unavailable: 400,
+  provider_unavailable: 400,
   relaunch_not_allowed: 400,
   customer_not_found: 400,
   quote_not_found: 400,

@@ -34,6 +34,8 @@ export interface Ctx {
   params: Record<string, string>;
   query: Record<string, any>;
   headers: Record<string, string | string[] | undefined>;
+  /** The request as received, for a provider callback's signature: method, path and query, Host, body bytes. */
+  raw?: { method: string; path: string; authority: string; body: Buffer };
   /**
    * Set on idempotent operations: the id the created resource must take (stable across a retry);
    * `fresh`: the resource id was drawn by this claim, so no stream has it yet (not a take-over).

@@ -5,6 +5,7 @@ import type { Worker } from '../workers/worker.ts';
 import { adminMerchants } from '../api/routes/admin-merchants.ts';
 import { operatorsModule } from '../api/routes/operators.ts';
 import { adminOperators } from '../api/routes/admin-operators.ts';
+import { adminOperatorRouting } from '../api/routes/admin-operator-routing.ts';
 import { customersModule } from '../api/routes/customers.ts';
 import { merchantsProjection } from '../projections/merchants.ts';
 import { customersProjection } from '../projections/customers.ts';
@@ -41,6 +42,7 @@ import { dashboardUsersModule } from '../api/routes/dashboard-users.ts';
 export const apiModules: ApiModule[] = [
   adminMerchants,
   adminOperators,
+  adminOperatorRouting,
   operatorsModule,
   customersModule,
   kycModule,

@@ -79,6 +79,16 @@ const MAX_ATTEMPTS = 30;
 export class DecisionTooOld extends Error {
   override name = 'DecisionTooOld';
 }
+
+/**
+ * A decision dated too long ago would commit a movement inside a period already answered settled
+ * (domain/wallet.ts SETTLE_MS): it is decided again with a fresh time, or, after every attempt, given up.
+ */
+function tooOld(attemptStarted: number, attempt: number): boolean {
+  if (performance.now() - attemptStarted <= MAX_DECISION_AGE_MS) return false;
+  if (attempt < MAX_ATTEMPTS) return true;
+  throw new DecisionTooOld(`a decision took over ${MAX_DECISION_AGE_MS} ms ${MAX_ATTEMPTS} times: nothing appended`);
+}
 const conflictPauseMs = (attempt: number) => Math.random() * Math.min(50, 2 * attempt);
 
 export class Aggregates {
@@ -251,12 +261,7 @@ export class Aggregates {
             continue;
           }
         }
-        // A decision dated too long ago would commit a movement inside a period already answered
-        // settled (domain/wallet.ts SETTLE_MS): decided again with a fresh time.
-        if (performance.now() - attemptStarted > MAX_DECISION_AGE_MS) {
-          if (i < MAX_ATTEMPTS) continue;
-          throw new DecisionTooOld(`a decision took over ${MAX_DECISION_AGE_MS} ms ${MAX_ATTEMPTS} times: nothing appended`);
-        }
+        if (tooOld(attemptStarted, i)) continue;
         const written = new Set(nonEmpty.map((a) => a.streamId));
         const unchanged = [...used].filter(([id, u]) => u.readOnly && !written.has(id)).map(([id, u]) => ({ streamId: id, version: u.version }));
         try {

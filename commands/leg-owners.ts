@@ -17,7 +17,7 @@ export const payinLegOwner: LegOwner = {
       const d = e.data as unknown as In.PayinCreated;
       return {
         owner: 'payin', reference: d.payin_id, kind: 'collection', operatorCode: d.operator_code, phone: d.source.phone!,
-        amount: BigInt(d.send_amount), currency: d.send_currency, otp: d.otp_supplied,
+        amount: BigInt(d.send_amount), currency: d.send_currency, otp: d.otp_supplied, paymentId: d.payin_id,
       };
     },
   },
@@ -36,7 +36,7 @@ export const payoutLegOwner: LegOwner = {
       const d = e.data as unknown as Out.PayoutCreated;
       return {
         owner: 'payout', reference: d.payout_id, kind: 'disbursement', operatorCode: d.operator_code, phone: d.recipient.phone!,
-        amount: BigInt(d.receive_amount), currency: d.receive_currency, otp: false,
+        amount: BigInt(d.receive_amount), currency: d.receive_currency, otp: false, paymentId: d.payout_id,
       };
     },
   },

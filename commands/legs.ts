@@ -26,6 +26,10 @@ export interface LegRequest {
   currency: string;
   /** A sealed OTP waits in the vault under `reference` (infra/otp-vault.ts). */
   otp: boolean;
+  /** The payment the leg belongs to (a provider may keep it beside the leg: pawaPay `clientReferenceId`). */
+  paymentId: string;
+  /** A refund: the reference of the collection leg it gives money back from (its provider carries the refund). */
+  refundOf?: string | undefined;
 }
 
 export interface LegOwner {

@@ -8,6 +8,7 @@
 // request one conflict, then it is decided again on the stream as it is (a refusal on a cached state
 // is confirmed on a fresh one the same way). An operator never set has no stream: that read finds
 // nothing (one batched tail read) and decides on the default, operational.
+import { servingProviders } from '../infra/providers/index.ts';
 import type { Services } from './services.ts';
 import type { AttemptLoader } from './aggregates.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
@@ -56,8 +57,21 @@ export async function allOperatorAvailabilities(s: Services): Promise<Array<{ co
 }
 
 /** Every change of the operator's availability, oldest first: who, when, from what to what. */
-export async function availabilityHistory(s: Services, code: string): Promise<Array<A.OperatorAvailabilityEvent['data'] & { version: number }>> {
+export async function availabilityHistory(s: Services, code: string): Promise<Array<AvailabilityChanged['data'] & { version: number }>> {
   knownOperator(code);
   const events = await s.aggregates.store.readStream(streams.operator(code));
-  return events.map((e) => ({ ...(e.data as A.OperatorAvailabilityEvent['data']), version: e.version }));
+  return events.filter((e) => e.type === 'operator.availability_changed')
+    .map((e) => ({ ...(e.data as AvailabilityChanged['data']), version: e.version }));
+}
+
+type AvailabilityChanged = Extract<A.OperatorAvailabilityEvent, { type: 'operator.availability_changed' }>;
+
+/** PUT /admin/operators/{code}/routing: the providers its new legs go to, checked against those configured here. */
+export async function setOperatorRouting(
+  s: Services, c: { operatorCode: string; providers: unknown; changedBy: A.ChangedBy }, meta: EventMetadata,
+): Promise<A.OperatorAvailabilityState> {
+  const serving = servingProviders(s, c.operatorCode);
+  const { state } = await s.aggregates.execute(streams.operator(c.operatorCode), A.operatorAvailabilityDecider,
+    (): A.OperatorAvailabilityCommand => ({ type: 'SetRouting', data: { ...c, serving, at: s.clock.now().toISOString() } }), meta);
+  return state;
 }

@@ -10,6 +10,8 @@ export interface NewLeg {
   reference: string;
   owner: string;
   provider: string;
+  /** The leg's id at its provider (a callback names only that). */
+  providerLegId: string;
   kind: string;
   createdAt: Date;
 }
@@ -29,16 +31,22 @@ function writers(s: Services): Writers {
   let w = built.get(s);
   if (w) return w;
   w = {
-    inserts: new StatementBatcher<NewLeg, void>(async (legs) => {
-      // A reference started twice (a redelivered trigger) keeps its first row.
+    inserts: new StatementBatcher<NewLeg, void>(async (asked) => {
+      // One row per reference per statement (an upsert cannot touch a row twice): the first asked, as if it ran alone first.
+      const firsts = new Map<string, NewLeg>();
+      for (const l of asked) if (!firsts.has(l.reference)) firsts.set(l.reference, l);
+      const legs = [...firsts.values()];
+      // A reference started again (a redelivered trigger) keeps its row and its first start; the
+      // provider is the one asked now: the same one, or the next after a certain refusal (leg-initiation.ts).
       await s.knex.raw(
-        `INSERT INTO provider_legs (reference, owner, provider, kind, created_at)
-         SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[])
-         ON CONFLICT (reference) DO NOTHING`,
-        [legs.map((l) => l.reference), legs.map((l) => l.owner), legs.map((l) => l.provider), legs.map((l) => l.kind),
-          legs.map((l) => l.createdAt.toISOString())],
+        `INSERT INTO provider_legs (reference, owner, provider, provider_leg_id, kind, created_at)
+         SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[])
+         ON CONFLICT (reference) DO UPDATE SET provider = EXCLUDED.provider, provider_leg_id = EXCLUDED.provider_leg_id
+           WHERE provider_legs.provider <> EXCLUDED.provider`,
+        [legs.map((l) => l.reference), legs.map((l) => l.owner), legs.map((l) => l.provider), legs.map((l) => l.providerLegId),
+          legs.map((l) => l.kind), legs.map((l) => l.createdAt.toISOString())],
       );
-      return legs.map(() => undefined);
+      return asked.map(() => undefined);
     }),
     references: new StatementBatcher(async (sets) => {
       // One provider reference per leg (the provider answers a repeated initiate with the first leg's).
@@ -58,7 +66,7 @@ function writers(s: Services): Writers {
   return w;
 }
 
-/** Records a leg as started (nothing if its reference has a row already). */
+/** Records a leg as started at `provider` (a row already there keeps its first start, and takes this provider). */
 export function recordLeg(s: Services, leg: NewLeg): Promise<void> {
   return writers(s).inserts.submit(leg);
 }
@@ -66,4 +74,15 @@ export function recordLeg(s: Services, leg: NewLeg): Promise<void> {
 /** Sets the leg's provider reference; answers its row (undefined if it has none). */
 export function setProviderReference(s: Services, reference: string, providerReference: string): Promise<LegRow | undefined> {
   return writers(s).references.submit({ reference, providerReference });
+}
+
+/** The leg's row: who owns it and which provider has it (undefined: never started). */
+export async function legRowOf(s: Services, reference: string): Promise<{ owner: string; provider: string; kind: string } | undefined> {
+  return (await s.knex('provider_legs').where({ reference }).first('owner', 'provider', 'kind')) as { owner: string; provider: string; kind: string } | undefined;
+}
+
+/** The leg a provider names by its own id (a callback's), if we started one. */
+export async function legByProviderId(s: Services, provider: string, providerLegId: string): Promise<{ reference: string; owner: string; kind: string } | undefined> {
+  return (await s.knex('provider_legs').where({ provider, provider_leg_id: providerLegId }).first('reference', 'owner', 'kind')) as
+    { reference: string; owner: string; kind: string } | undefined;
 }

@@ -136,7 +136,9 @@ export const refundLegOwner: LegOwner = {
       const d = e.data as unknown as R.RefundCreated;
       return {
         owner: 'refund', reference: d.refund_id, kind: 'refund', operatorCode: d.operator_code, phone: d.recipient.phone!,
-        amount: BigInt(d.amount), currency: d.currency, otp: false,
+        amount: BigInt(d.amount), currency: d.currency, otp: false, paymentId: d.refund_id,
+        // The payin's leg reference is the payin's id (leg-owners.ts): the refund goes back through its provider.
+        refundOf: d.payin_id,
       };
     },
   },

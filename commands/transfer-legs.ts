@@ -68,7 +68,7 @@ export const transferLegOwner: LegOwner = {
       const d = e.data as Extract<T.TransferEvent, { type: 'transfer.collection_started' }>['data'];
       return {
         owner: 'transfer', reference: d.leg_reference, kind: 'collection', operatorCode: d.operator_code, phone: d.phone,
-        amount: BigInt(d.amount), currency: d.currency, otp: d.otp,
+        amount: BigInt(d.amount), currency: d.currency, otp: d.otp, paymentId: legReference(d.leg_reference).transferId,
       };
     },
     'transfer.payout.started': (e) => {
@@ -76,6 +76,7 @@ export const transferLegOwner: LegOwner = {
       return {
         owner: 'transfer', reference: d.leg_reference, kind: 'disbursement', operatorCode: String(d.recipient.operator_code),
         phone: String(d.recipient.phone), amount: BigInt(d.amount), currency: d.currency, otp: false,
+        paymentId: legReference(d.leg_reference).transferId,
       };
     },
   },

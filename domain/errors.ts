@@ -18,6 +18,8 @@ export type ErrorCode =
   | 'otp_required'
   /** The operator is closed for the flow (CONTRACT §14). */
   | 'operator_unavailable'
+  /** A routing names a provider that is not configured or does not serve the operator (CONTRACT §15). */
+  | 'provider_unavailable'
   | 'relaunch_not_allowed'
   | 'customer_not_found'
   | 'quote_not_found'

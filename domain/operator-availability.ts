@@ -9,6 +9,9 @@
 import { refuse } from './errors.ts';
 import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
 import { operator } from './catalogue.ts';
+import { checkedRouting, DEFAULT_ROUTING, type ChangedBy, type RoutingSet, type SetRouting } from './operator-routing.ts';
+
+export type { ChangedBy };
 
 export const AVAILABILITIES = ['operational', 'delayed', 'closed'] as const;
 export type Availability = (typeof AVAILABILITIES)[number];
@@ -19,12 +22,6 @@ type AvailabilityFlow = (typeof AVAILABILITY_FLOWS)[number];
 
 export type FlowAvailability = Record<AvailabilityFlow, Availability>;
 
-/** Who changed it: the operator API's caller (its credential's fingerprint, never the credential). */
-export interface ChangedBy {
-  actor: 'operator';
-  credential: string;
-  request_id: string | null;
-}
 
 export interface AvailabilityChange {
   flow: AvailabilityFlow;
@@ -32,19 +29,24 @@ export interface AvailabilityChange {
   to: Availability;
 }
 
-export type OperatorAvailabilityEvent = DomainEvent<'operator.availability_changed', {
-  operator_code: string;
-  /** Only the flows that changed, each from and to. */
-  changes: AvailabilityChange[];
-  changed_by: ChangedBy;
-  at: string;
-}>;
+export type OperatorAvailabilityEvent =
+  | DomainEvent<'operator.availability_changed', {
+    operator_code: string;
+    /** Only the flows that changed, each from and to. */
+    changes: AvailabilityChange[];
+    changed_by: ChangedBy;
+    at: string;
+  }>
+  /** The providers that carry its legs, in order (CONTRACT §15, domain/operator-routing.ts). */
+  | DomainEvent<'operator.routing_set', RoutingSet>;
 
 export interface OperatorAvailabilityState extends FlowAvailability {
   operatorCode: string | null;
   /** The last change, null while never set (every flow operational). */
   updatedAt: string | null;
   updatedBy: ChangedBy | null;
+  /** The providers its new legs go to, in order (the sandbox while never set). */
+  routing: readonly string[];
 }
 
 export interface SetAvailability {
@@ -55,7 +57,15 @@ export interface SetAvailability {
   at: string;
 }
 
-export type OperatorAvailabilityCommand = { type: 'SetAvailability'; data: SetAvailability };
+export type OperatorAvailabilityCommand = { type: 'SetAvailability'; data: SetAvailability } | { type: 'SetRouting'; data: SetRouting };
+
+function setRouting(s: OperatorAvailabilityState, c: SetRouting): OperatorAvailabilityEvent[] {
+  if (!operator(c.operatorCode)) refuse('not_found', `Unknown operator ${c.operatorCode}`);
+  const providers = checkedRouting(c);
+  // The routing already in force records nothing (a retried PUT is not a second change).
+  if (providers.join(',') === s.routing.join(',')) return [];
+  return [{ type: 'operator.routing_set', data: { operator_code: c.operatorCode, providers, previous: [...s.routing], changed_by: c.changedBy, at: c.at } }];
+}
 
 const OPERATIONAL: FlowAvailability = { payin: 'operational', payout: 'operational' };
 
@@ -76,7 +86,7 @@ function set(s: OperatorAvailabilityState, c: SetAvailability): OperatorAvailabi
 }
 
 export const operatorAvailabilityDecider: CommandDecider<OperatorAvailabilityState, OperatorAvailabilityEvent, OperatorAvailabilityCommand> = {
-  initialState: (): OperatorAvailabilityState => ({ ...OPERATIONAL, operatorCode: null, updatedAt: null, updatedBy: null }),
+  initialState: (): OperatorAvailabilityState => ({ ...OPERATIONAL, operatorCode: null, updatedAt: null, updatedBy: null, routing: DEFAULT_ROUTING }),
   evolve(s, e) {
     switch (e.type) {
       case 'operator.availability_changed': {
@@ -84,16 +94,21 @@ export const operatorAvailabilityDecider: CommandDecider<OperatorAvailabilitySta
         for (const c of e.data.changes) next[c.flow] = c.to;
         return next;
       }
+      case 'operator.routing_set':
+        // The availability's own "last change" stays the availability's: the routing has its own history.
+        return { ...s, operatorCode: e.data.operator_code, routing: e.data.providers };
       default:
-        return unreachable(e.type);
+        return unreachable(e);
     }
   },
   decide(command, state) {
     switch (command.type) {
       case 'SetAvailability':
         return set(state, command.data);
+      case 'SetRouting':
+        return setRouting(state, command.data);
       default:
-        return unreachable(command.type);
+        return unreachable(command);
     }
   },
 };

@@ -2,6 +2,7 @@
 // Nothing in the service's code reads process.env except this file.
 import path from 'node:path';
 import { parseCrashSpec } from './crash-points.ts';
+import { providerSettings, type ProviderSettings } from './provider-config.ts';
 import { DEFAULT_HEAP_GROWING_PERCENT } from './heap-growth.ts';
 import type { LogFormat } from './log.ts';
 
@@ -65,6 +66,8 @@ export interface Config {
   eventStreamPollMs: number;
   /** TEST ONLY (`CRASH_AT`): crash points armed by the crash-consistency suite (infra/crash-points.ts). */
   crashAt: string | undefined;
+  /** Real operator connections (CONTRACT §15): MTN MoMo and pawaPay when configured; the sandbox always. */
+  providers: ProviderSettings;
 }
 
 export class ConfigError extends Error {}
@@ -175,5 +178,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     eventStreamLeaseMs: int(env, 'EVENT_STREAM_LEASE_MS', 30_000, 300),
     eventStreamPollMs: int(env, 'EVENT_STREAM_POLL_MS', 1_000, 10),
     crashAt: crashSpec(env.CRASH_AT),
+    providers: providerSettings(env, {
+      timeoutMs: int(env, 'PROVIDER_TIMEOUT_MS', 15_000, 100),
+      pendingAlertSeconds: int(env, 'PROVIDER_PENDING_ALERT_SECONDS', 3600, 1),
+      firstCheckMs: int(env, 'PROVIDER_FIRST_CHECK_MS', 5_000, 10),
+    }, (message) => new ConfigError(message)),
   };
 }

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, until, wallet } from './helpers/money.ts';
-import { CHECK_JOB } from '../workers/provider-gateway.ts';
+import { CHECK_JOB } from '../commands/leg-initiation.ts';
 
 const env = { SANDBOX_SETTLE_MS: '1500' };
 

@@ -71,3 +71,24 @@ t.test('transfer quotes: the payer\'s operator for payins, the recipient\'s for 
     [{ field: 'recipient_operator_code' }]);
   fresh().when(quote({ SN_WAVE_MOMO: { payin: 'closed', payout: 'delayed' } }, transfer)).thenMatch(t, [{ data: { operator_availability: 'delayed' } }]);
 });
+
+t.test('the operator\'s routing (CONTRACT §15): the sandbox by default; 1 to 3 known providers, no repeats, each serving it', async (t) => {
+  const serving = { sandbox: true, mtn_momo: false, pawapay: true };
+  const route = (providers: unknown): A.OperatorAvailabilityCommand =>
+    ({ type: 'SetRouting', data: { operatorCode: 'SN_WAVE_MOMO', providers, serving, changedBy: who, at } });
+  const routed = (providers: string[], previous: string[]): A.OperatorAvailabilityEvent =>
+    ({ type: 'operator.routing_set', data: { operator_code: 'SN_WAVE_MOMO', providers, previous, changed_by: who, at } });
+  t.same(given([]).state.routing, ['sandbox']);
+  given([]).when(route(['pawapay', 'sandbox'])).then(t, [routed(['pawapay', 'sandbox'], ['sandbox'])]);
+  const routedOnce = [routed(['pawapay', 'sandbox'], ['sandbox'])];
+  t.same(given(routedOnce).state.routing, ['pawapay', 'sandbox']);
+  t.match(given(routedOnce).state, { payin: 'operational', updatedAt: null }, 'the availability untouched');
+  given(routedOnce).when(route(['pawapay', 'sandbox'])).thenNothing(t, 'the routing in force: nothing recorded');
+  given(routedOnce).when(route(['mtn_momo'])).thenThrows(t, 'provider_unavailable', 'not configured or not serving it');
+  for (const bad of [[], ['nope'], ['sandbox', 'sandbox'], ['sandbox', 'pawapay', 'mtn_momo', 'sandbox'], 'sandbox', [42]]) {
+    given(routedOnce).when(route(bad)).thenThrows(t, 'bad_request', JSON.stringify(bad));
+  }
+  given([]).when({ type: 'SetRouting', data: { operatorCode: 'XX_NOPE', providers: ['sandbox'], serving, changedBy: who, at } }).thenThrows(t, 'not_found');
+  // The availability's decisions fold past a routing event.
+  given(routedOnce).when(set({ payin: 'closed' })).then(t, [{ type: 'operator.availability_changed', data: { operator_code: 'SN_WAVE_MOMO', changes: [{ flow: 'payin', from: 'operational', to: 'closed' }], changed_by: who, at } }]);
+});

@@ -17,8 +17,8 @@ t.test('legs started together: one INSERT, one UPDATE; a repeated reference keep
   const at = new Date('2026-11-24T20:00:00.000Z');
   const refs = [randomUUID(), randomUUID(), randomUUID()];
   await Promise.all([
-    ...refs.map((reference, i) => recordLeg(s, { reference, owner: 'payin', provider: 'sandbox', kind: i === 1 ? 'disbursement' : 'collection', createdAt: at })),
-    recordLeg(s, { reference: refs[0]!, owner: 'payout', provider: 'sandbox', kind: 'disbursement', createdAt: new Date() }),
+    ...refs.map((reference, i) => recordLeg(s, { reference, owner: 'payin', provider: 'sandbox', providerLegId: reference, kind: i === 1 ? 'disbursement' : 'collection', createdAt: at })),
+    recordLeg(s, { reference: refs[0]!, owner: 'payout', provider: 'sandbox', providerLegId: refs[0]!, kind: 'disbursement', createdAt: new Date() }),
   ]);
   t.equal(queries.filter((q) => /^insert/i.test(q)).length, 1, 'one INSERT for four calls');
   queries.length = 0;

@@ -5,7 +5,7 @@ import { MemoryBus } from '../infra/bus/memory.ts';
 import { DEFAULT_MAX_DELIVER, type ConsumerOptions } from '../infra/bus/types.ts';
 import { neverGiveUp } from '../workers/never-give-up.ts';
 import { createLogger } from '../infra/log.ts';
-import { GATEWAY } from '../workers/provider-gateway.ts';
+import { GATEWAY } from '../commands/leg-checks.ts';
 import { WEBHOOK_RECORDER } from '../workers/webhooks/index.ts';
 import { startTestApp } from './helpers/app.ts';
 

@@ -12,6 +12,12 @@ function requireJson(req: Request, res: Response, next: NextFunction): void {
   next();
 }
 
+/** The body's bytes as received: a provider's callback signature covers them (RFC 9421 Content-Digest). */
+export const rawBodyOf = (req: Request): Buffer => (req as Request & { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);
+
 export function jsonBodies(): RequestHandler[] {
-  return [requireJson, express.json({ limit: MAX_BODY_BYTES, strict: false, type: 'application/json' })];
+  return [requireJson, express.json({
+    limit: MAX_BODY_BYTES, strict: false, type: 'application/json',
+    verify: (req, _res, buf) => { (req as Request & { rawBody?: Buffer }).rawBody = buf; },
+  })];
 }

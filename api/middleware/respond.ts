@@ -1,5 +1,6 @@
 // The end of the pipeline: the handler's Ctx from what the middlewares before established
 // (request-state.ts), the answer, and the reply sent as it is.
+import { rawBodyOf } from './json-body.ts';
 import type { Request, RequestHandler, Response } from 'express';
 import type { ApiServices } from '../services.ts';
 import type { Ctx, Reply } from '../module.ts';
@@ -27,6 +28,7 @@ function contextOf(services: ApiServices, req: Request, res: Response): Ctx {
     ...(state.credential ? { credential: state.credential } : {}),
     body: state.body, params: state.params ?? {}, query: state.query ?? {},
     headers: req.headers, clientIp: req.socket.remoteAddress ?? '',
+    raw: { method: req.method, path: req.originalUrl, authority: req.headers.host ?? '', body: rawBodyOf(req) },
   };
 }
 

@@ -50,7 +50,7 @@ const schemas = {
 };
 
 /** The operator API has one credential: it is named by a fingerprint, enough to tell two tokens apart, useless to forge one. */
-function changedByOf(ctx: Ctx): ChangedBy {
+export function changedByOf(ctx: Ctx): ChangedBy {
   const fingerprint = createHash('sha256').update(ctx.services.adminToken).digest('hex').slice(0, 12);
   return { actor: 'operator', credential: `admin-token:${fingerprint}`, request_id: ctx.requestId || null };
 }

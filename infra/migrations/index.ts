@@ -27,6 +27,7 @@ import * as m023 from './023_webhook_endpoints.ts';
 import * as m024 from './024_event_feed.ts';
 import * as m025 from './025_wallet_movements.ts';
 import * as m026 from './026_webhook_fan_out_outside_feed_lock.ts';
+import * as m027 from './027_provider_leg_ids.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -60,6 +61,7 @@ const migrations: Array<[string, Migration]> = [
   ['024_event_feed', m024],
   ['025_wallet_movements', m025],
   ['026_webhook_fan_out_outside_feed_lock', m026],
+  ['027_provider_leg_ids', m027],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

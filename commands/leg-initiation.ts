@@ -1,0 +1,168 @@
+// Starting a provider leg (CONTRACT §15): at the first provider of its operator's routing, moving to
+// the next only when that one certainly did not take it, and staying with the provider that took it.
+//
+//   provider answers a status ──────────► the leg is its own: submitted; settled, or checked later
+//   LegNotTaken (nothing sent, or a documented refusal) ──► the next provider, same reference
+//   anything else (a time-out, a 5xx, a reset) ───► in doubt: the leg stays; its status is asked
+//                                                    (leg-checks.ts) until the provider answers
+//   every provider refused ─────────────────────► the leg fails with the last refusal
+//
+// The leg's `provider_legs` row names the provider being asked, written before the request, so a
+// restarted or redelivered start picks up with the same provider (asked again under the same
+// reference: the provider dedupes it) and never asks an earlier one again. When a failover is
+// possible, starts of one reference take turns across processes (an advisory lock): two of them
+// could otherwise leave one provider after its refusal while the other asks it again.
+import type { Services } from './services.ts';
+import type { EventMetadata } from '../infra/eventstore/types.ts';
+import type { LegOutcome } from '../domain/payment.ts';
+import type { LegRequest } from './legs.ts';
+import * as A from '../domain/operator-availability.ts';
+import { DEFAULT_ROUTING } from '../domain/operator-routing.ts';
+import { otpVault } from '../infra/otp-vault.ts';
+import { adapter } from '../infra/providers/index.ts';
+import { LegNotTaken, type LegFailure, type ProviderStatus } from '../infra/providers/types.ts';
+import { crashPoint } from '../infra/crash-points.ts';
+import { streams } from './streams.ts';
+import { legOwnerNamed, legOutcomeOf, observeLegSettled } from './leg-outcomes.ts';
+import { legRowOf, recordLeg, setProviderReference } from './provider-legs.ts';
+
+export const CHECK_JOB = 'provider-check';
+/** The advisory lock class of one reference's start (the reference's hash is the second key). */
+const START_LOCK_CLASS = 7_201_541;
+
+/** The leg as asked, kept with its status check so a leg the provider never took can be asked again (never its OTP). */
+export interface StoredLeg {
+  owner: string;
+  operatorCode: string;
+  phone: string;
+  amount: string;
+  currency: string;
+  otp: boolean;
+  paymentId: string;
+  refundOf?: string | undefined;
+}
+
+export interface CheckPayload {
+  reference: string;
+  owner: string;
+  provider: string;
+  /** The event that started the leg: the settlement's causation (absent in jobs scheduled before it was kept). */
+  causationId?: string;
+  /** The leg's kind and first start (its provider_legs row), for the latency metric without a read. */
+  kind?: string;
+  startedAt?: string;
+  /** To start it again when the provider says it never saw it (absent in jobs from before). */
+  leg?: StoredLeg;
+  /** The last initiation was in doubt: "never seen" then means "not taken", not an error. */
+  inDoubt?: boolean;
+}
+
+/** When a leg's first status check is due at its provider. */
+export function firstCheckDelayMs(s: Services, provider: string): number {
+  return provider === 'sandbox' ? s.config.sandboxSettleMs : s.config.providers.firstCheckMs;
+}
+
+/** The providers to ask for a new leg, in order: a refund goes back through its payin's provider, else the routing. */
+async function routingOf(s: Services, leg: LegRequest): Promise<readonly string[]> {
+  if (leg.kind === 'refund' && leg.refundOf) return [(await legRowOf(s, leg.refundOf))?.provider ?? 'sandbox'];
+  const { state } = await s.aggregates.load(streams.operator(leg.operatorCode), A.operatorAvailabilityDecider);
+  return state.routing.length > 0 ? state.routing : DEFAULT_ROUTING;
+}
+
+/** The providers still to ask: from the one its row names (a start that picks up), else the whole routing. */
+async function routeOf(s: Services, leg: LegRequest): Promise<readonly string[]> {
+  const routing = await routingOf(s, leg);
+  const row = await legRowOf(s, leg.reference);
+  if (!row) return routing;
+  const at = routing.indexOf(row.provider);
+  return at < 0 ? [row.provider] : routing.slice(at);
+}
+
+/**
+ * Initiates a leg with its operator's providers and schedules its status check. Safe to call any
+ * number of times for one reference.
+ */
+export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata): Promise<void> {
+  const owner = legOwnerNamed(leg.owner);
+  if (!(await owner.isOpen(s, leg.reference))) return; // settled already: nothing to start
+  const route = await routeOf(s, leg);
+  if (route.length <= 1) return startOn(s, leg, route, meta);
+  await s.knex.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [START_LOCK_CLASS, leg.reference]);
+    // Another start may have moved the leg on while this one waited.
+    await startOn(s, leg, await routeOf(s, leg), meta);
+  });
+}
+
+async function startOn(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata): Promise<void> {
+  const vault = otpVault(s);
+  const otp = leg.otp ? await vault.peek(leg.reference) : undefined;
+  let refusal: LegFailure | undefined;
+  for (const provider of route) {
+    const p = adapter(s, provider);
+    await recordLeg(s, { reference: leg.reference, owner: leg.owner, provider, providerLegId: p.legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() });
+    let status: ProviderStatus;
+    try {
+      status = await s.metrics.timeProvider(provider, 'initiate', () => p.initiate({
+        reference: leg.reference, kind: leg.kind, operatorCode: leg.operatorCode, phone: leg.phone, amount: leg.amount,
+        currency: leg.currency, otp, paymentId: leg.paymentId, refundOf: leg.refundOf,
+      }));
+    } catch (err) {
+      if (err instanceof LegNotTaken) {
+        refusal = err.failure ?? { failureReason: 'provider_error', provider, code: 'NOT_TAKEN', message: err.message };
+        s.log.warn({ reference: leg.reference, provider, code: refusal.code }, 'provider did not take the leg: trying the next one');
+        continue;
+      }
+      // In doubt: the provider may have the leg. It stays there; its status decides (leg-checks.ts).
+      s.log.warn({ err, reference: leg.reference, provider }, 'leg initiation in doubt: its status will be asked');
+      if (leg.otp) await vault.discard(leg.reference); // never kept: a leg never taken with it fails `expired`
+      await scheduleCheck(s, leg, provider, meta, { inDoubt: true });
+      return;
+    }
+    crashPoint('after-provider-call');
+    // The provider has the OTP now (or the leg was started before): it has no further use here.
+    if (leg.otp) await vault.discard(leg.reference);
+    await taken(s, leg, provider, status, meta);
+    return;
+  }
+  if (leg.otp) await vault.discard(leg.reference);
+  await refused(s, leg, refusal, meta);
+}
+
+/** The provider has the leg: record its reference, settle it if final, else check it later. */
+async function taken(s: Services, leg: LegRequest, provider: string, status: ProviderStatus, meta: EventMetadata): Promise<void> {
+  const owner = legOwnerNamed(leg.owner);
+  const legRow = await setProviderReference(s, leg.reference, status.providerReference);
+  await owner.submitted(s, leg.reference, status.providerReference, meta);
+  const outcome = legOutcomeOf(status);
+  if (outcome) {
+    await observeLegSettled(s, leg.reference, outcome, await owner.settled(s, leg.reference, outcome, meta), legRow);
+    return;
+  }
+  await scheduleCheck(s, leg, provider, meta, { startedAt: legRow ? new Date(legRow.created_at).toISOString() : undefined });
+}
+
+/** No provider took the leg: it fails with the last refusal (nothing moved anywhere). */
+export async function refused(s: Services, leg: { reference: string; owner: string }, failure: LegFailure | undefined, meta: EventMetadata): Promise<void> {
+  const f = failure ?? { failureReason: 'provider_error', provider: 'none', code: 'NO_PROVIDER', message: 'no provider took the leg' };
+  const outcome: LegOutcome = { ...legOutcomeOf({ state: 'failed', providerReference: '', reason: f.code, failure: f })!, providerReference: null };
+  await observeLegSettled(s, leg.reference, outcome, await legOwnerNamed(leg.owner).settled(s, leg.reference, outcome, meta));
+}
+
+export async function scheduleCheck(
+  s: Services, leg: LegRequest, provider: string, meta: EventMetadata, o: { inDoubt?: boolean; startedAt?: string | undefined },
+): Promise<void> {
+  const payload: CheckPayload = {
+    reference: leg.reference, owner: leg.owner, provider, kind: leg.kind,
+    ...(typeof meta.causationId === 'string' ? { causationId: meta.causationId } : {}),
+    ...(o.startedAt ? { startedAt: o.startedAt } : {}),
+    ...(o.inDoubt ? { inDoubt: true } : {}),
+    leg: {
+      owner: leg.owner, operatorCode: leg.operatorCode, phone: leg.phone, amount: leg.amount.toString(), currency: leg.currency, otp: leg.otp,
+      paymentId: leg.paymentId, ...(leg.refundOf ? { refundOf: leg.refundOf } : {}),
+    },
+  };
+  // Replacing: a check that starts the leg again (leg-checks.ts) schedules the next one from inside the
+  // running job, whose end must not remove it (the replaced job has another lease).
+  await s.scheduler.schedule(CHECK_JOB, leg.reference, payload, new Date(s.clock.now().getTime() + firstCheckDelayMs(s, provider)), { replace: true });
+}
