@@ -5,6 +5,7 @@ import type { Services } from './services.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import type { LegOutcome } from '../domain/payment.ts';
 import type { ProviderStatus } from '../infra/providers/types.ts';
+import { failureOfCode, type Failure } from '../domain/failure-reasons.ts';
 import { adapter } from '../infra/providers/index.ts';
 import { legOwners } from './leg-owners.ts';
 import type { LegOwner } from './legs.ts';
@@ -16,10 +17,19 @@ export function legOwnerNamed(name: string): LegOwner {
   return o;
 }
 
+/**
+ * The adapter's status as the domain's outcome, or undefined while pending. A failure the provider
+ * told (ProviderStatus.failure) goes in the domain's terms (CONTRACT §15); one without it is read
+ * from the provider's code (domain/failure-reasons.ts failureOfCode).
+ */
 export const legOutcomeOf = (st: ProviderStatus): LegOutcome | undefined => {
   if (st.state === 'completed') return { outcome: 'completed', providerReference: st.providerReference };
-  if (st.state === 'failed') return { outcome: 'failed', providerReference: st.providerReference, reason: st.reason };
-  return undefined;
+  if (st.state !== 'failed') return undefined;
+  const f = st.failure;
+  const failure: Failure = f
+    ? { failure_reason: f.failureReason, provider_failure: { provider: f.provider, code: f.code, message: f.message } }
+    : failureOfCode(st.reason);
+  return { outcome: 'failed', providerReference: st.providerReference, reason: st.reason, failure };
 };
 
 /** Provider leg latency: from the leg's start (its provider_legs row) to its settlement, once. */

@@ -6,6 +6,7 @@ import { invariant } from './errors.ts';
 import { unreachable, type DomainEvent } from './decider.ts';
 import type { QuoteCreated, QuotePricing } from './quote-pricing.ts';
 import type { LegOutcome, PaymentLifecycle, PaymentStatus, WalletImpact } from './payment.ts';
+import { failureOfCode, recordedFailure, type FailureReason, type ProviderFailure } from './failure-reasons.ts';
 
 type PaymentKind = 'payin' | 'payout' | 'refund';
 
@@ -15,7 +16,11 @@ interface StepData<Created> {
   pending: { reason: string | null; at: string };
   submitted: { provider_reference: string; at: string };
   completed: { provider_reference: string | null; at: string };
-  failed: { reason: string; provider_reference: string | null; at: string };
+  /**
+   * `reason`: the provider's own code. `failure_reason` and `provider_failure` (CONTRACT §15) are
+   * absent from the events recorded before them: evolve reads those from `reason`.
+   */
+  failed: { reason: string; failure_reason?: FailureReason; provider_failure?: ProviderFailure | null; provider_reference: string | null; at: string };
 }
 type Step = keyof StepData<unknown>;
 
@@ -61,7 +66,7 @@ export type PaymentLifecycleCommand =
   | { type: 'Settle'; data: LegOutcome & { at: string } };
 
 const initialLifecycle = (): PaymentLifecycle => ({
-  status: 'created', provider_reference: null, failure_reason: null, history: [], updated_at: '',
+  status: 'created', provider_reference: null, failure_reason: null, provider_failure: null, history: [], updated_at: '',
   submitted_at: null, completed_at: null, failed_at: null,
 });
 
@@ -96,10 +101,14 @@ function evolvePayment<K extends PaymentKind, C extends CreatedBase>(s: PaymentS
       return { ...s, provider_reference: x.data.provider_reference, submitted_at: x.data.at, updated_at: x.data.at };
     case 'completed':
       return moveTo({ ...s, provider_reference: x.data.provider_reference ?? s.provider_reference, completed_at: x.data.at }, 'completed', null, x.data.at);
-    case 'failed':
+    case 'failed': {
+      // The history says why in the merchant's words too; the provider's code is in provider_failure.
+      const f = recordedFailure(x.data);
       return moveTo({
-        ...s, provider_reference: x.data.provider_reference ?? s.provider_reference, failure_reason: x.data.reason, failed_at: x.data.at,
-      }, 'failed', x.data.reason, x.data.at);
+        ...s, provider_reference: x.data.provider_reference ?? s.provider_reference, failure_reason: f.failure_reason,
+        provider_failure: f.provider_failure, failed_at: x.data.at,
+      }, 'failed', f.failure_reason, x.data.at);
+    }
     default:
       return unreachable(x);
   }
@@ -132,7 +141,10 @@ function settle<K extends PaymentKind, C>(kind: K, s: PaymentState<C>, c: LegOut
   invariant(s.exists, `outcome for a ${kind} that does not exist`);
   if (s.status !== 'pending') return [];
   if (c.outcome === 'completed') return [eventOf(kind, 'completed', { provider_reference: c.providerReference, at: c.at })];
-  return [eventOf(kind, 'failed', { reason: c.reason, provider_reference: c.providerReference, at: c.at })];
+  const f = c.failure ?? failureOfCode(c.reason);
+  return [eventOf(kind, 'failed', {
+    reason: c.reason, failure_reason: f.failure_reason, provider_failure: f.provider_failure, provider_reference: c.providerReference, at: c.at,
+  })];
 }
 
 /** The lifecycle commands, decided alike for every kind. */

@@ -2,6 +2,7 @@
 import { COUNTRIES, operator, type CountryCode } from './catalogue.ts';
 import { refuse, type ErrorDetail, DomainError } from './errors.ts';
 import { normalisePhone } from './phone.ts';
+import type { Failure, FailureReason, ProviderFailure } from './failure-reasons.ts';
 
 export type PaymentStatus = 'created' | 'pending' | 'completed' | 'failed';
 
@@ -113,7 +114,10 @@ export function partyProblems(party: unknown, field: string): ErrorDetail[] {
 export interface PaymentLifecycle {
   status: PaymentStatus;
   provider_reference: string | null;
-  failure_reason: string | null;
+  /** Why it failed, in the merchant's words (CONTRACT §15); null unless failed. */
+  failure_reason: FailureReason | null;
+  /** The provider's own account of the failure; null unless failed, or when the provider is not known. */
+  provider_failure: ProviderFailure | null;
   history: HistoryEntry[];
   updated_at: string;
   submitted_at: string | null;
@@ -121,7 +125,11 @@ export interface PaymentLifecycle {
   failed_at: string | null;
 }
 
-/** A provider outcome for a leg: completed, or failed with the provider's reason. */
+/**
+ * A provider outcome for a leg: completed, or failed with the provider's code (`reason`) and, when
+ * the provider told it (commands/leg-outcomes.ts), the failure in the merchant's words beside the
+ * provider's own account; without it the failure is read from the code (failure-reasons.ts).
+ */
 export type LegOutcome =
   | { outcome: 'completed'; providerReference: string | null }
-  | { outcome: 'failed'; providerReference: string | null; reason: string };
+  | { outcome: 'failed'; providerReference: string | null; reason: string; failure?: Failure };

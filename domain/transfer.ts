@@ -11,6 +11,7 @@ import { checkAmountRange, parseAmount } from './money.ts';
 import { checkParty, type RailParty, type Recipient } from './payment.ts';
 import type { QuoteState } from './quote.ts';
 import type { QuoteCreated } from './quote-pricing.ts';
+import { failureOfCode, recordedFailure, type Failure, type FailureReason, type ProviderFailure } from './failure-reasons.ts';
 
 export type TransferStatus = 'pending' | 'collecting' | 'disbursing' | 'completed' | 'failed';
 export type LegStatus = 'not_started' | 'pending' | 'completed' | 'failed';
@@ -31,7 +32,9 @@ export interface PayoutAttempt {
   recipient: Recipient;
   status: 'pending' | 'completed' | 'failed';
   provider_reference: string | null;
-  failure_reason: string | null;
+  /** Why it failed (CONTRACT §15) and the provider's own account; null unless failed. */
+  failure_reason: FailureReason | null;
+  provider_failure: ProviderFailure | null;
   started_at: string;
   completed_at: string | null;
   failed_at: string | null;
@@ -73,18 +76,28 @@ export interface TransferCreated {
   at: string;
 }
 
+/**
+ * What a failed leg's events record beside the provider's code (`reason`): the failure in the
+ * merchant's words and the provider's account (CONTRACT §15). Absent from the events recorded before
+ * them, which evolve reads from `reason` (failure-reasons.ts).
+ */
+interface FailureFields {
+  failure_reason?: FailureReason;
+  provider_failure?: ProviderFailure | null;
+}
+
 export type TransferEvent =
   | DomainEvent<'transfer.created', TransferCreated>
   | DomainEvent<'transfer.collection_started', { leg_reference: string; operator_code: string; phone: string; amount: string; currency: string; otp: boolean; at: string }>
   | DomainEvent<'transfer.collection_submitted', { provider_reference: string; at: string }>
   | DomainEvent<'transfer.payin.completed', { provider_reference: string | null; at: string }>
-  | DomainEvent<'transfer.payin.failed', { reason: string; at: string }>
+  | DomainEvent<'transfer.payin.failed', { reason: string; at: string } & FailureFields>
   | DomainEvent<'transfer.payout.started', { attempt: number; leg_reference: string; amount: string; currency: string; recipient: Recipient; at: string; relaunch_id?: string }>
   | DomainEvent<'transfer.payout.submitted', { attempt: number; provider_reference: string; at: string }>
   | DomainEvent<'transfer.payout.completed', { attempt: number; provider_reference: string | null; at: string }>
-  | DomainEvent<'transfer.payout.failed', { attempt: number; reason: string; at: string }>
+  | DomainEvent<'transfer.payout.failed', { attempt: number; reason: string; at: string } & FailureFields>
   | DomainEvent<'transfer.completed', { at: string }>
-  | DomainEvent<'transfer.failed', { reason: string; at: string }>;
+  | DomainEvent<'transfer.failed', { reason: string; at: string } & FailureFields>;
 
 /**
  * The KYC gate's facts (routing `kyc_required_operators`): the merchant's list, and the customer's
@@ -111,11 +124,12 @@ export interface CreateTransfer {
   at: string;
 }
 
-/** A leg's outcome from the provider gateway. */
+/** A leg's outcome from the provider gateway: a failure with the provider's code and, when told, the failure itself. */
 interface LegSettlement {
   outcome: 'completed' | 'failed';
   providerReference: string | null;
   reason?: string;
+  failure?: Failure;
   at: string;
 }
 
@@ -155,7 +169,8 @@ export interface TransferState {
     started_at: string | null;
     completed_at: string | null;
     failed_at: string | null;
-    failure_reason: string | null;
+    failure_reason: FailureReason | null;
+    provider_failure: ProviderFailure | null;
   };
   attempts: PayoutAttempt[];
   history: HistoryEntry[];
@@ -179,7 +194,9 @@ function patchAttempt(s: TransferState, attempt: number, patch: Partial<PayoutAt
 export const transferDecider: CommandDecider<TransferState, TransferEvent, TransferCommand> = {
   initialState: (): TransferState => ({
     exists: false, created: null, status: 'pending', payin_status: 'not_started', payout_status: 'not_started',
-    collection: { leg_reference: null, provider_reference: null, started_at: null, completed_at: null, failed_at: null, failure_reason: null },
+    collection: {
+      leg_reference: null, provider_reference: null, started_at: null, completed_at: null, failed_at: null, failure_reason: null, provider_failure: null,
+    },
     attempts: [], history: [], updated_at: '',
   }),
   evolve(s: TransferState, e: TransferEvent): TransferState {
@@ -198,15 +215,17 @@ export const transferDecider: CommandDecider<TransferState, TransferEvent, Trans
           ...s, payin_status: 'completed', payout_status: 'pending',
           collection: { ...s.collection, completed_at: e.data.at, provider_reference: e.data.provider_reference ?? s.collection.provider_reference },
         }, 'disbursing', null, e.data.at);
-      case 'transfer.payin.failed':
+      case 'transfer.payin.failed': {
+        const f = recordedFailure(e.data);
         return {
           ...s, payin_status: 'failed',
-          collection: { ...s.collection, failed_at: e.data.at, failure_reason: e.data.reason }, updated_at: e.data.at,
+          collection: { ...s.collection, failed_at: e.data.at, failure_reason: f.failure_reason, provider_failure: f.provider_failure }, updated_at: e.data.at,
         };
+      }
       case 'transfer.payout.started': {
         const attempt: PayoutAttempt = {
           attempt: e.data.attempt, leg_reference: e.data.leg_reference, amount: e.data.amount, recipient: e.data.recipient,
-          status: 'pending', provider_reference: null, failure_reason: null, started_at: e.data.at, completed_at: null, failed_at: null,
+          status: 'pending', provider_reference: null, failure_reason: null, provider_failure: null, started_at: e.data.at, completed_at: null, failed_at: null,
           relaunch_id: e.data.relaunch_id ?? null,
         };
         return withStatus({ ...s, payout_status: 'pending', attempts: [...s.attempts, attempt] }, 'disbursing', e.data.attempt > 1 ? 'payout relaunched' : null, e.data.at);
@@ -222,16 +241,19 @@ export const transferDecider: CommandDecider<TransferState, TransferEvent, Trans
           }),
           updated_at: e.data.at,
         };
-      case 'transfer.payout.failed':
+      case 'transfer.payout.failed': {
+        const f = recordedFailure(e.data);
         return {
           ...s, payout_status: 'failed',
-          attempts: patchAttempt(s, e.data.attempt, { status: 'failed', failed_at: e.data.at, failure_reason: e.data.reason }),
+          attempts: patchAttempt(s, e.data.attempt, { status: 'failed', failed_at: e.data.at, failure_reason: f.failure_reason, provider_failure: f.provider_failure }),
           updated_at: e.data.at,
         };
+      }
       case 'transfer.completed':
         return withStatus(s, 'completed', null, e.data.at);
       case 'transfer.failed':
-        return withStatus(s, 'failed', e.data.reason, e.data.at);
+        // The history says why in the merchant's words; the provider's code is on the leg.
+        return withStatus(s, 'failed', recordedFailure(e.data).failure_reason, e.data.at);
       default:
         return unreachable(e);
     }
@@ -336,6 +358,12 @@ function collectionSubmitted(s: TransferState, c: { providerReference: string; a
   return [{ type: 'transfer.collection_submitted', data: { provider_reference: c.providerReference, at: c.at } }];
 }
 
+/** A failed leg's failure as its events record it: the one the provider told, else read from its code. */
+function failureFields(reason: string, told: Failure | undefined): Required<FailureFields> {
+  const f = told ?? failureOfCode(reason);
+  return { failure_reason: f.failure_reason, provider_failure: f.provider_failure };
+}
+
 /** Collection outcome. Completed: the disbursement starts in the same decision (attempt 1). */
 function collectionSettled(s: TransferState, c: LegSettlement): TransferEvent[] {
   if (s.payin_status !== 'pending') return []; // already settled: a replayed outcome changes nothing
@@ -347,9 +375,10 @@ function collectionSettled(s: TransferState, c: LegSettlement): TransferEvent[] 
     ];
   }
   const reason = c.reason ?? 'COLLECTION_FAILED';
+  const f = failureFields(reason, c.failure);
   return [
-    { type: 'transfer.payin.failed', data: { reason, at: c.at } },
-    { type: 'transfer.failed', data: { reason, at: c.at } },
+    { type: 'transfer.payin.failed', data: { reason, ...f, at: c.at } },
+    { type: 'transfer.failed', data: { reason, ...f, at: c.at } },
   ];
 }
 
@@ -370,9 +399,10 @@ function payoutSettled(s: TransferState, c: LegSettlement & { attempt: number })
     ];
   }
   const reason = c.reason ?? 'DISBURSEMENT_FAILED';
+  const f = failureFields(reason, c.failure);
   return [
-    { type: 'transfer.payout.failed', data: { attempt: c.attempt, reason, at: c.at } },
-    { type: 'transfer.failed', data: { reason, at: c.at } },
+    { type: 'transfer.payout.failed', data: { attempt: c.attempt, reason, ...f, at: c.at } },
+    { type: 'transfer.failed', data: { reason, ...f, at: c.at } },
   ];
 }
 

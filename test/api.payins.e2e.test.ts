@@ -56,11 +56,13 @@ t.test('phone …99: failed with the provider reason; …999: payer not found; n
   const { m, customer, q } = await cmSetup();
   const p = await payin(m, customer, q.id, party('CM', 'CM_MTN_MOMO', '+237670000099'));
   const failed = await settled(h, m, 'payins', p.body.id);
-  t.match(failed, { status: 'failed', failure_reason: 'INSUFFICIENT_FUNDS', failed_at: String, completed_at: null });
-  t.match(failed.history[2], { status: 'failed', reason: 'INSUFFICIENT_FUNDS' });
+  t.match(failed, {
+    status: 'failed', failure_reason: 'insufficient_funds', provider_failure: { provider: 'sandbox', code: 'INSUFFICIENT_FUNDS' }, failed_at: String, completed_at: null,
+  });
+  t.match(failed.history[2], { status: 'failed', reason: 'insufficient_funds' });
   const q2 = await quote(h, m, 'payin', leg('CM_MTN_MOMO', 'CM', 'XAF', '5000'));
   const p2 = await payin(m, customer, q2.id, party('CM', 'CM_MTN_MOMO', '+237670000999'));
-  t.match(await settled(h, m, 'payins', p2.body.id), { status: 'failed', failure_reason: 'PAYER_NOT_FOUND' });
+  t.match(await settled(h, m, 'payins', p2.body.id), { status: 'failed', failure_reason: 'account_not_found', provider_failure: { code: 'PAYER_NOT_FOUND' } });
   t.match(await wallet(h, m, 'XAF'), { available: '0', reserved: '0' });
 });
 
@@ -175,7 +177,7 @@ t.test('OTP: required for Orange SN/CI, 000000 fails the collection, never store
   const q2 = await quote(h, m, 'payin', leg('CI_ORANGE_MOMO', 'CI', 'XOF', '5000'));
   const bad = await payin(m, customer, q2.id, party('CI', 'CI_ORANGE_MOMO', '+2250701020304'), { otp: '000000' });
   t.equal(bad.status, 201);
-  t.match(await settled(h, m, 'payins', bad.body.id), { status: 'failed', failure_reason: 'INVALID_OTP' });
+  t.match(await settled(h, m, 'payins', bad.body.id), { status: 'failed', failure_reason: 'payer_declined', provider_failure: { code: 'INVALID_OTP' } });
   t.match(await wallet(h, m, 'XOF'), { available: '4925', reserved: '0' }, 'only the good collection credited');
 });
 

@@ -91,7 +91,10 @@ t.test('payout failure (recipient …99) releases the hold', async (t) => {
   const p = await payout(m, customer, q.id, '+221770000099');
   t.equal(p.status, 201);
   const failed = await settled(h, m, 'payouts', p.body.id);
-  t.match(failed, { status: 'failed', failure_reason: 'RECIPIENT_NOT_FOUND', history: [{ status: 'created' }, { status: 'pending' }, { status: 'failed', reason: 'RECIPIENT_NOT_FOUND' }] });
+  t.match(failed, {
+    status: 'failed', failure_reason: 'account_not_found', provider_failure: { provider: 'sandbox', code: 'RECIPIENT_NOT_FOUND' },
+    history: [{ status: 'created' }, { status: 'pending' }, { status: 'failed', reason: 'account_not_found' }],
+  });
   t.match(await wallet(h, m, 'XOF'), { available: '8000', reserved: '0' }, 'released back to available');
 });
 

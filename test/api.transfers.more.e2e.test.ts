@@ -75,14 +75,14 @@ t.test('execution, pricing, total_fee and wallet_impact of a completed transfer'
   t.same(collection, {
     leg_reference: `transfer:${created.id}:collection`, status: 'completed', provider_reference: legs[0]!.provider_reference,
     operator_code: 'CM_MTN_MOMO', amount: '10000', currency: 'XAF',
-    started_at: collection.started_at, completed_at: collection.completed_at, failed_at: null, failure_reason: null,
+    started_at: collection.started_at, completed_at: collection.completed_at, failed_at: null, failure_reason: null, provider_failure: null,
   });
   t.match(legs[0], { kind: 'collection', amount: '10000' }, 'the provider collected payin_amount');
   t.equal(disbursements.length, 1);
   t.same(disbursements[0], {
     attempt: 1, leg_reference: `transfer:${created.id}:payout:1`, status: 'completed', provider_reference: legs[1]!.provider_reference,
     operator_code: 'SN_WAVE_MOMO', amount: '9800', currency: 'XOF',
-    started_at: disbursements[0].started_at, completed_at: disbursements[0].completed_at, failed_at: null, failure_reason: null,
+    started_at: disbursements[0].started_at, completed_at: disbursements[0].completed_at, failed_at: null, failure_reason: null, provider_failure: null,
   });
   t.match(legs[1], { kind: 'disbursement', amount: '9800' }, 'the provider disbursed payout_amount');
   // Timestamps: one after the other, and the flat snapshot fields agree with execution and history.
@@ -128,10 +128,10 @@ t.test('a relaunch with another payout_amount: the fee stays the quote\'s, prici
   const legs = await sandboxLegs(h, r.body.id);
   t.match(failed.execution.disbursements, [{
     attempt: 1, leg_reference: `transfer:${r.body.id}:payout:1`, status: 'failed', provider_reference: legs[1]!.provider_reference,
-    amount: '9800', completed_at: null, failed_at: String, failure_reason: 'RECIPIENT_NOT_FOUND',
+    amount: '9800', completed_at: null, failed_at: String, failure_reason: 'account_not_found', provider_failure: { provider: 'sandbox', code: 'RECIPIENT_NOT_FOUND' },
   }]);
   t.equal(failed.disbursement_failed_at, failed.execution.disbursements[0].failed_at);
-  t.equal(failed.failure_reason, 'RECIPIENT_NOT_FOUND');
+  t.equal(failed.failure_reason, 'account_not_found');
   t.match(failed.wallet_impact.effects.filter((e: any) => e.applied).map((e: any) => e.when),
     ['created', 'collection_completed', 'disbursement_failed'], 'the hold was released');
 
@@ -160,7 +160,7 @@ t.test('a relaunch with another payout_amount: the fee stays the quote\'s, prici
   t.equal(done.disbursement_failed_at, null, 'the flat fields describe the current attempt');
   t.ok(ms(done.execution.disbursements[1].started_at) >= ms(done.execution.disbursements[0].failed_at), 'the relaunch started after the failure');
   t.match(done.history.map((x: any) => [x.status, x.reason]), [
-    ['pending', null], ['collecting', null], ['disbursing', null], ['failed', 'RECIPIENT_NOT_FOUND'], ['disbursing', 'payout relaunched'], ['completed', null],
+    ['pending', null], ['collecting', null], ['disbursing', null], ['failed', 'account_not_found'], ['disbursing', 'payout relaunched'], ['completed', null],
   ]);
   t.match(done.wallet_impact.effects.slice(5), [
     { when: 'payout_relaunched', attempt: 2, currency: 'XOF', available_delta: '-5000', reserved_delta: '5000', applied: true },

@@ -82,8 +82,9 @@ t.test('collection fails: payin.failed then failed; payout_status stays not_star
   t.same(got.map((x) => x.ev.event), ['transfer.payin.failed', 'transfer.failed']);
   checkSnapshots(t, got, { order: 'W-2' });
   const [payinFailed, failed] = got.map((x) => x.ev.data.object);
-  t.match(payinFailed, { payin_status: 'failed', payout_status: 'not_started', execution: { collection: { failure_reason: 'INSUFFICIENT_FUNDS', failed_at: String } } });
-  t.match(failed, { status: 'failed', payin_status: 'failed', payout_status: 'not_started', failure_reason: 'INSUFFICIENT_FUNDS' });
+  const insufficient = { failure_reason: 'insufficient_funds', provider_failure: { provider: 'sandbox', code: 'INSUFFICIENT_FUNDS', message: String } };
+  t.match(payinFailed, { payin_status: 'failed', payout_status: 'not_started', execution: { collection: { ...insufficient, failed_at: String } } });
+  t.match(failed, { status: 'failed', payin_status: 'failed', payout_status: 'not_started', ...insufficient });
   t.same(failed!.execution.disbursements, [], 'no disbursement was ever started');
   t.same(failed, done);
 });
@@ -97,8 +98,9 @@ t.test('disbursement fails, then a relaunch completes: every leg event once, in 
   checkSnapshots(t, first, { order: 'W-3' });
   const [, payoutFailed, transferFailed] = first.map((x) => x.ev.data.object);
   t.match(payoutFailed, { payin_status: 'completed', payout_status: 'failed', disbursement_failed_at: String });
-  t.match(payoutFailed!.execution.disbursements, [{ attempt: 1, status: 'failed', failure_reason: 'RECIPIENT_NOT_FOUND' }]);
-  t.match(transferFailed, { status: 'failed', payin_status: 'completed', payout_status: 'failed', failure_reason: 'RECIPIENT_NOT_FOUND' });
+  const notFound = { failure_reason: 'account_not_found', provider_failure: { provider: 'sandbox', code: 'RECIPIENT_NOT_FOUND', message: String } };
+  t.match(payoutFailed!.execution.disbursements, [{ attempt: 1, status: 'failed', ...notFound }]);
+  t.match(transferFailed, { status: 'failed', payin_status: 'completed', payout_status: 'failed', ...notFound });
   t.same(transferFailed, failed);
   const after = await walletsOf(h, m);
   t.equal(after.XOF!.reserved, before.XOF!.reserved, 'the reservation was released');

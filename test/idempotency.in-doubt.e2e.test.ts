@@ -170,13 +170,14 @@ t.test('a transfer sends the OTP it was given even where the operator needs none
   t.equal(payin.status, 201);
   const failedPayin = await settled(h, m, 'payins', payin.body.id);
   t.equal(failedPayin.status, 'failed', 'the payin with 000000 fails (CONTRACT §3)');
-  t.match(failedPayin.failure_reason, /OTP/, 'for its OTP');
+  t.match(failedPayin, { failure_reason: 'payer_declined', provider_failure: { code: 'INVALID_OTP' } }, 'for its OTP');
 
   const tq = await transferQuote(h, m);
   const tr = await h.as(m, 'POST', '/transfers', { quote_id: tq.id, customer_id: m.customerId, payer: payerCM(), recipient: recipientSN(), otp: '000000' }, { idem: true });
   t.equal(tr.status, 201);
   const done = await settledTransfer(h, m, tr.body.id);
   t.match(done, { status: 'failed', payin_status: 'failed', payout_status: 'not_started' }, 'the transfer with 000000 fails its collection the same way');
-  t.equal(done.execution.collection.failure_reason, failedPayin.failure_reason, 'for the same reason');
+  t.same(done.execution.collection.provider_failure, failedPayin.provider_failure, 'for the same reason');
+  t.equal(done.execution.collection.failure_reason, failedPayin.failure_reason);
   await until('the transfer\'s OTP is gone', async () => (await vaultRows(`transfer:${tr.body.id}:collection`)) === 0);
 });

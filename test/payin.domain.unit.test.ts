@@ -4,6 +4,7 @@ import t from 'tap';
 import * as P from '../domain/payin.ts';
 import type { QuoteCreated } from '../domain/quote-pricing.ts';
 import { fold } from '../domain/decider.ts';
+import { sandboxFailure, type Failure } from '../domain/failure-reasons.ts';
 import { InvariantViolation } from '../domain/errors.ts';
 import { renderPayin } from '../projections/views/payin.ts';
 import { deciderSpec } from './helpers/spec.ts';
@@ -33,14 +34,21 @@ const create = (patch: Partial<P.CreatePayin> = {}): P.PayinCommand => ({
 });
 const submission = (providerReference: string): P.PayinCommand => ({ type: 'RecordSubmission', data: { providerReference, at } });
 const completed = (providerReference: string | null): P.PayinCommand => ({ type: 'Settle', data: { outcome: 'completed', providerReference, at: later } });
-const failed = (providerReference: string | null, reason: string): P.PayinCommand => ({ type: 'Settle', data: { outcome: 'failed', providerReference, reason, at: later } });
+const failed = (providerReference: string | null, reason: string, failure?: Failure): P.PayinCommand =>
+  ({ type: 'Settle', data: { outcome: 'failed', providerReference, reason, ...(failure ? { failure } : {}), at: later } });
 
 const given = (events: P.PayinEvent[]) => deciderSpec(P.payinDecider).given(events);
 const createdE: P.PayinEvent = { type: 'payin.created', data: created };
 const pendingE: P.PayinEvent = { type: 'payin.pending', data: { reason: 'awaiting the provider', at } };
 const submittedE: P.PayinEvent = { type: 'payin.submitted', data: { provider_reference: 'SBX-1', at } };
 const completedE: P.PayinEvent = { type: 'payin.completed', data: { provider_reference: 'SBX-1', at: later } };
-const failedE: P.PayinEvent = { type: 'payin.failed', data: { reason: 'INSUFFICIENT_FUNDS', provider_reference: 'SBX-1', at: later } };
+const insufficient = { provider: 'sandbox', code: 'INSUFFICIENT_FUNDS', message: "The payer's balance is too low for this amount" };
+const failedE: P.PayinEvent = {
+  type: 'payin.failed',
+  data: { reason: 'INSUFFICIENT_FUNDS', failure_reason: 'insufficient_funds', provider_failure: insufficient, provider_reference: 'SBX-1', at: later },
+};
+/** As recorded before failures were (CONTRACT §15): the provider's code alone. */
+const failedBeforeE: P.PayinEvent = { type: 'payin.failed', data: { reason: 'INSUFFICIENT_FUNDS', provider_reference: 'SBX-1', at: later } };
 
 t.test('create: created then pending in one decision; a retried create decides nothing', async (t) => {
   given([]).when(create()).then(t, [createdE, pendingE]);
@@ -85,14 +93,43 @@ t.test('submission is recorded once', async (t) => {
 t.test('the outcome settles it once; replays and late outcomes change nothing', async (t) => {
   const base = [createdE, pendingE, submittedE];
   given(base).when(completed('SBX-1')).then(t, [completedE]);
-  given(base).when(failed('SBX-1', 'INSUFFICIENT_FUNDS')).then(t, [failedE]);
+  given(base).when(failed('SBX-1', 'INSUFFICIENT_FUNDS', sandboxFailure('INSUFFICIENT_FUNDS'))).then(t, [failedE]);
   given([...base, completedE]).when(completed('SBX-1')).then(t, [], 'replayed');
   given([...base, completedE]).when(failed('SBX-1', 'X')).then(t, [], 'contradicting late outcome');
   given([...base, failedE]).when(completed('SBX-1')).then(t, [], 'failed is final');
   given([]).when(completed('SBX-1')).thenThrows(t, InvariantViolation, 'no outcome for a payin that does not exist');
   const failedState = given([...base, failedE]).state;
-  t.match(failedState, { status: 'failed', failure_reason: 'INSUFFICIENT_FUNDS', failed_at: later, completed_at: null });
-  t.same(failedState.history.map((h) => [h.status, h.reason]), [['created', null], ['pending', 'awaiting the provider'], ['failed', 'INSUFFICIENT_FUNDS']]);
+  t.match(failedState, { status: 'failed', failure_reason: 'insufficient_funds', provider_failure: insufficient, failed_at: later, completed_at: null });
+  t.same(failedState.history.map((h) => [h.status, h.reason]), [['created', null], ['pending', 'awaiting the provider'], ['failed', 'insufficient_funds']]);
+});
+
+t.test('a failure: as the provider told it, else read from its code (CONTRACT §15)', async (t) => {
+  const base = [createdE, pendingE, submittedE];
+  const mtn: Failure = {
+    failure_reason: 'payer_declined', provider_failure: { provider: 'mtn_momo', code: 'APPROVAL_REJECTED', message: 'The payer rejected the request' },
+  };
+  given(base).when(failed('SBX-1', 'APPROVAL_REJECTED', mtn)).then(t, [{
+    type: 'payin.failed', data: { reason: 'APPROVAL_REJECTED', ...mtn, provider_reference: 'SBX-1', at: later },
+  }], "the provider's failure is recorded as told");
+  given(base).when(failed('SBX-1', 'INSUFFICIENT_FUNDS')).then(t, [failedE], 'a sandbox code without the failure: the sandbox named');
+  given(base).when(failed(null, 'SOMETHING_ELSE')).then(t, [{
+    type: 'payin.failed', data: { reason: 'SOMETHING_ELSE', failure_reason: 'provider_error', provider_failure: null, provider_reference: null, at: later },
+  }], 'an unknown code without the failure: provider_error, no provider named');
+  t.match(given([...base, { type: 'payin.failed', data: { reason: 'APPROVAL_REJECTED', ...mtn, provider_reference: 'SBX-1', at: later } }]).state,
+    { failure_reason: 'payer_declined', provider_failure: mtn.provider_failure }, 'folded as recorded');
+});
+
+t.test('a failure recorded before failures were still folds, read from its code', async (t) => {
+  const base = [createdE, pendingE, submittedE];
+  const before = given([...base, failedBeforeE]).state;
+  t.match(before, { status: 'failed', failure_reason: 'insufficient_funds', provider_failure: insufficient, failed_at: later });
+  t.same(before.history.at(-1), { status: 'failed', reason: 'insufficient_funds', created_at: later });
+  t.same(before, given([...base, failedE]).state, 'the same state as the event recorded now');
+  const otp = given([...base, { type: 'payin.failed', data: { reason: 'INVALID_OTP', provider_reference: null, at: later } }]).state;
+  t.match(otp, { failure_reason: 'payer_declined', provider_failure: { provider: 'sandbox', code: 'INVALID_OTP' } });
+  const unknown = given([...base, { type: 'payin.failed', data: { reason: 'COLLECTION_FAILED', provider_reference: null, at: later } }]).state;
+  t.match(unknown, { failure_reason: 'provider_error', provider_failure: null }, 'not a sandbox code: no provider named');
+  given([...base, failedBeforeE]).when(completed('SBX-1')).thenNothing(t, 'still final');
 });
 
 t.test('rendering: the API JSON, wallet impact applied once completed, never an OTP', async (t) => {
@@ -105,4 +142,7 @@ t.test('rendering: the API JSON, wallet impact applied once completed, never an 
   const done = renderPayin(fold(P.payinDecider, [createdE, pendingE, submittedE, completedE]));
   t.match(done, { status: 'completed', completed_at: later, updated_at: later, wallet_impact: { effects: [{ applied: true }] } });
   t.notOk(JSON.stringify(done).includes('otp'), 'nothing about an OTP in the rendering');
+  t.match(done, { failure_reason: null, provider_failure: null });
+  const failedView = renderPayin(fold(P.payinDecider, [createdE, pendingE, submittedE, failedBeforeE]));
+  t.match(failedView, { status: 'failed', failure_reason: 'insufficient_funds', provider_failure: insufficient, failed_at: later });
 });

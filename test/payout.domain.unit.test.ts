@@ -5,6 +5,8 @@ import * as P from '../domain/payout.ts';
 import type { QuoteCreated } from '../domain/quote-pricing.ts';
 import { fold } from '../domain/decider.ts';
 import { InvariantViolation } from '../domain/errors.ts';
+import { sandboxFailure } from '../domain/failure-reasons.ts';
+import type { LegOutcome } from '../domain/payment.ts';
 import { renderPayout } from '../projections/views/payout.ts';
 import { deciderSpec } from './helpers/spec.ts';
 
@@ -40,21 +42,32 @@ const create = (patch: Partial<P.CreatePayout> = {}): P.PayoutCommand => ({
     kyc: noKyc, availability: {}, at, ...patch,
   },
 });
-const settle = (outcome: { outcome: 'completed'; providerReference: string | null } | { outcome: 'failed'; providerReference: string | null; reason: string }): P.PayoutCommand =>
-  ({ type: 'Settle', data: { ...outcome, at: later } });
+const settle = (outcome: LegOutcome): P.PayoutCommand => ({ type: 'Settle', data: { ...outcome, at: later } });
 
 const given = (events: P.PayoutEvent[]) => deciderSpec(P.payoutDecider).given(events);
 const createdE: P.PayoutEvent = { type: 'payout.created', data: created };
 const pendingE: P.PayoutEvent = { type: 'payout.pending', data: { reason: 'awaiting the provider', at } };
 const completedE: P.PayoutEvent = { type: 'payout.completed', data: { provider_reference: 'SBX-9', at: later } };
-const failedE: P.PayoutEvent = { type: 'payout.failed', data: { reason: 'RECIPIENT_NOT_FOUND', provider_reference: 'SBX-9', at: later } };
+const notFound = { provider: 'sandbox', code: 'RECIPIENT_NOT_FOUND', message: "No mobile-money account for the recipient's phone" };
+const failedE: P.PayoutEvent = {
+  type: 'payout.failed',
+  data: { reason: 'RECIPIENT_NOT_FOUND', failure_reason: 'account_not_found', provider_failure: notFound, provider_reference: 'SBX-9', at: later },
+};
+/** As recorded before failures were (CONTRACT §15): the provider's code alone. */
+const failedBeforeE: P.PayoutEvent = { type: 'payout.failed', data: { reason: 'RECIPIENT_NOT_FOUND', provider_reference: 'SBX-9', at: later } };
 
 t.test('create, submission, outcome: each once', async (t) => {
   given([]).when(create()).then(t, [createdE, pendingE]);
   given([createdE, pendingE]).when(create()).then(t, [], 'retried create');
   given([createdE, pendingE]).when({ type: 'RecordSubmission', data: { providerReference: 'SBX-9', at } }).then(t, [{ type: 'payout.submitted', data: { provider_reference: 'SBX-9', at } }]);
   given([createdE, pendingE]).when(settle({ outcome: 'completed', providerReference: 'SBX-9' })).then(t, [completedE]);
-  given([createdE, pendingE]).when(settle({ outcome: 'failed', providerReference: 'SBX-9', reason: 'RECIPIENT_NOT_FOUND' })).then(t, [failedE]);
+  given([createdE, pendingE]).when(settle({ outcome: 'failed', providerReference: 'SBX-9', reason: 'RECIPIENT_NOT_FOUND', failure: sandboxFailure('RECIPIENT_NOT_FOUND') }))
+    .then(t, [failedE]);
+  given([createdE, pendingE]).when(settle({
+    outcome: 'failed', providerReference: 'SBX-9', reason: 'AMOUNT_OUT_OF_BOUNDS',
+    failure: { failure_reason: 'limit_reached', provider_failure: { provider: 'pawapay', code: 'AMOUNT_OUT_OF_BOUNDS', message: 'Amount out of bounds' } },
+  })).thenMatch(t, [{ data: { failure_reason: 'limit_reached', provider_failure: { provider: 'pawapay', code: 'AMOUNT_OUT_OF_BOUNDS' } } }], "pawaPay's failure as told");
+  given([createdE, pendingE, failedBeforeE]).when(settle({ outcome: 'completed', providerReference: null })).then(t, [], 'final, recorded before');
   given([createdE, pendingE, completedE]).when(settle({ outcome: 'failed', providerReference: null, reason: 'X' })).then(t, [], 'final');
   given([createdE, pendingE, failedE]).when(settle({ outcome: 'completed', providerReference: null })).then(t, [], 'final');
   given([createdE, pendingE]).when(create({ merchantId: 'm-2' })).thenThrows(t, InvariantViolation, "another merchant's payout id");
@@ -88,10 +101,12 @@ t.test('rendering: recipient, reason text, wallet impact by status', async (t) =
     id: 'po-1', status: 'pending', recipient: created.recipient, payment_reason_text: 'Salary', provider_reference: null,
     wallet_impact: { effects: [{ when: 'created', applied: true }, { when: 'completed', applied: false }, { when: 'failed', applied: false }] },
   });
+  t.match(pending, { failure_reason: null, provider_failure: null });
   const failed = renderPayout(fold(P.payoutDecider, [createdE, pendingE, failedE]));
   t.match(failed, {
-    status: 'failed', failure_reason: 'RECIPIENT_NOT_FOUND', failed_at: later, provider_reference: 'SBX-9',
-    history: [{ status: 'created' }, { status: 'pending' }, { status: 'failed', reason: 'RECIPIENT_NOT_FOUND' }],
+    status: 'failed', failure_reason: 'account_not_found', provider_failure: notFound, failed_at: later, provider_reference: 'SBX-9',
+    history: [{ status: 'created' }, { status: 'pending' }, { status: 'failed', reason: 'account_not_found' }],
     wallet_impact: { effects: [{ applied: true }, { applied: false }, { applied: true }] },
   });
+  t.same(renderPayout(fold(P.payoutDecider, [createdE, pendingE, failedBeforeE])), failed, 'a failure recorded before renders the same');
 });

@@ -47,7 +47,8 @@ t.test('partial then full refund: held at create, posted to the operator on comp
   t.equal(r1.status, 201, r1.text);
   t.same(Object.keys(r1.body).filter((k) => k !== '_meta').sort(), [
     'amount', 'created_at', 'currency', 'history', 'id', 'merchant_id', 'metadata', 'payin_id', 'provider_reference', 'reason', 'recipient', 'status', 'updated_at',
-  ].sort(), 'exactly the fields of CONTRACT §9');
+    'failure_reason', 'provider_failure',
+  ].sort(), 'exactly the fields of CONTRACT §9, and the failure of §15');
   t.match(r1.body, {
     merchant_id: m.merchantId, payin_id: p.id, status: 'pending', amount: '2000', currency: 'XAF', recipient: p.source,
     reason: 'Damaged item', metadata: { ticket: 'T-1' }, history: [{ status: 'created' }, { status: 'pending' }],
@@ -105,7 +106,10 @@ t.test('the sandbox settles a refund by its amount: 99 fails (released, given ba
   const failing = await refund(m, { payin_id: p.id, amount: '1099' });
   t.equal(failing.status, 201);
   const failed = await refundSettled(m, failing.body.id);
-  t.match(failed, { status: 'failed', history: [{ status: 'created' }, { status: 'pending' }, { status: 'failed', reason: 'REFUND_REJECTED' }] });
+  t.match(failed, {
+    status: 'failed', failure_reason: 'provider_error', provider_failure: { provider: 'sandbox', code: 'REFUND_REJECTED' },
+    history: [{ status: 'created' }, { status: 'pending' }, { status: 'failed', reason: 'provider_error' }],
+  });
   t.match(await wallet(h, m, 'XAF'), { available: '14925', reserved: '0' }, 'the hold released');
   const released = await s.knex('ledger_entries').where({ reference_id: failing.body.id, movement: 'release' });
   t.equal(released.length, 2);

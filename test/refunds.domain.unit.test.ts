@@ -74,8 +74,32 @@ t.test('the refund: created then pending, settled once, rendered with exactly th
   t.match(done, [{ type: 'refund.completed' }]);
   refund([...events, ...done]).when({ type: 'Settle', data: { outcome: 'failed', providerReference: null, reason: 'X', at } }).thenNothing(t, 'settled once');
   const view = renderRefund(fold(R.refundDecider, [...events, ...done]));
-  t.same(Object.keys(view).sort(), ['amount', 'created_at', 'currency', 'history', 'id', 'merchant_id', 'metadata', 'payin_id', 'provider_reference', 'reason', 'recipient', 'status', 'updated_at']);
-  t.match(view, { id: 'r-1', status: 'completed', amount: '2000', provider_reference: 'SBX-2', history: [{ status: 'created' }, { status: 'pending' }, { status: 'completed' }] });
+  t.same(Object.keys(view).sort(), [
+    'amount', 'created_at', 'currency', 'failure_reason', 'history', 'id', 'merchant_id', 'metadata', 'payin_id', 'provider_failure',
+    'provider_reference', 'reason', 'recipient', 'status', 'updated_at',
+  ], "§9's fields, and §15's failure_reason and provider_failure");
+  t.match(view, {
+    id: 'r-1', status: 'completed', amount: '2000', provider_reference: 'SBX-2', failure_reason: null, provider_failure: null,
+    history: [{ status: 'created' }, { status: 'pending' }, { status: 'completed' }],
+  });
+});
+
+t.test('a failed refund answers failure_reason and provider_failure (CONTRACT §15), also when recorded before them', async (t) => {
+  const create: R.RefundCommand = {
+    type: 'CreateRefund',
+    data: { refundId: 'r-1', merchantId: 'm-1', payinId: 'p-1', amount: 2099n, currency: 'XAF', recipient: source, operatorCode: 'CM_MTN_MOMO', reason: null, metadata: {}, availability: {}, at },
+  };
+  const refund = (events: R.RefundEvent[]) => deciderSpec(R.refundDecider).given(events);
+  const events = refund([]).when(create).events();
+  const rejected = { provider: 'sandbox', code: 'REFUND_REJECTED', message: 'The operator refused the refund' };
+  const failed = refund(events).when({ type: 'Settle', data: { outcome: 'failed', providerReference: 'SBX-3', reason: 'REFUND_REJECTED', at } }).events();
+  t.same(failed, [{
+    type: 'refund.failed', data: { reason: 'REFUND_REJECTED', failure_reason: 'provider_error', provider_failure: rejected, provider_reference: 'SBX-3', at },
+  }], 'the sandbox\'s REFUND_REJECTED is a provider_error');
+  const view = renderRefund(fold(R.refundDecider, [...events, ...failed]));
+  t.match(view, { status: 'failed', failure_reason: 'provider_error', provider_failure: rejected, history: [{}, {}, { status: 'failed', reason: 'provider_error' }] });
+  const before: R.RefundEvent = { type: 'refund.failed', data: { reason: 'REFUND_REJECTED', provider_reference: 'SBX-3', at } };
+  t.same(renderRefund(fold(R.refundDecider, [...events, before])), view, 'recorded before: the same answer, read from the code');
 });
 
 /** A refund's events and its wallet's, as commands/refunds.ts appends them, for the audit. */

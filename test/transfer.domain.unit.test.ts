@@ -8,6 +8,8 @@ import type { QuoteCreated, QuotePricing } from '../domain/quote-pricing.ts';
 import type { WalletImpact } from '../domain/payment.ts';
 import { InvariantViolation } from '../domain/errors.ts';
 import type { KycGate } from '../domain/kyc.ts';
+import { sandboxFailure, type Failure } from '../domain/failure-reasons.ts';
+import { renderTransfer } from '../projections/views/transfer.ts';
 import { deciderSpec } from './helpers/spec.ts';
 
 const at = '2026-06-01T10:00:00.000Z';
@@ -27,8 +29,12 @@ const createdE = ev('transfer.created', created);
 const collecting = ev('transfer.collection_started', { leg_reference: T.collectionReference(id), operator_code: 'CM_MTN_MOMO', phone: '+237670000001', amount: '10204', currency: 'XAF', otp: false, at });
 const payinDone = ev('transfer.payin.completed', { provider_reference: 'SBX-1', at });
 const payout1 = ev('transfer.payout.started', { attempt: 1, leg_reference: T.payoutReference(id, 1), amount: '10000', currency: 'XOF', recipient: created.recipient, at });
-const payout1Failed = ev('transfer.payout.failed', { attempt: 1, reason: 'RECIPIENT_NOT_FOUND', at });
-const failed = ev('transfer.failed', { reason: 'RECIPIENT_NOT_FOUND', at });
+const notFound = sandboxFailure('RECIPIENT_NOT_FOUND');
+const payout1Failed = ev('transfer.payout.failed', { attempt: 1, reason: 'RECIPIENT_NOT_FOUND', ...notFound, at });
+const failed = ev('transfer.failed', { reason: 'RECIPIENT_NOT_FOUND', ...notFound, at });
+/** As recorded before failures were (CONTRACT §15): the provider's code alone. */
+const payout1FailedBefore = ev('transfer.payout.failed', { attempt: 1, reason: 'RECIPIENT_NOT_FOUND', at });
+const failedBefore = ev('transfer.failed', { reason: 'RECIPIENT_NOT_FOUND', at });
 
 // The transfer quote `created` was made from, and the command that creates it.
 const quote: QuoteCreated = {
@@ -130,11 +136,50 @@ t.test('collection completes → disbursing, payout attempt 1 starts in the same
 });
 
 t.test('collection fails → failed, payout never started', async (t) => {
-  given([createdE, collecting]).when({ type: 'SettleCollection', data: { outcome: 'failed', providerReference: null, reason: 'PAYER_NOT_FOUND', at } })
-    .then(t, [ev('transfer.payin.failed', { reason: 'PAYER_NOT_FOUND', at }), ev('transfer.failed', { reason: 'PAYER_NOT_FOUND', at })]);
-  const s = given([createdE, collecting, ev('transfer.payin.failed', { reason: 'PAYER_NOT_FOUND', at }), ev('transfer.failed', { reason: 'PAYER_NOT_FOUND', at })]).state;
+  const payerNotFound = sandboxFailure('PAYER_NOT_FOUND');
+  const payinFailed = ev('transfer.payin.failed', { reason: 'PAYER_NOT_FOUND', ...payerNotFound, at });
+  const transferFailed = ev('transfer.failed', { reason: 'PAYER_NOT_FOUND', ...payerNotFound, at });
+  given([createdE, collecting]).when({ type: 'SettleCollection', data: { outcome: 'failed', providerReference: null, reason: 'PAYER_NOT_FOUND', failure: payerNotFound, at } })
+    .then(t, [payinFailed, transferFailed]);
+  const s = given([createdE, collecting, payinFailed, transferFailed]).state;
   t.match(s, { status: 'failed', payin_status: 'failed', payout_status: 'not_started' });
-  t.same(s.history.map((h) => h.status), ['pending', 'collecting', 'failed']);
+  t.match(s.collection, { failure_reason: 'account_not_found', provider_failure: { provider: 'sandbox', code: 'PAYER_NOT_FOUND' } });
+  t.same(s.history.map((h) => [h.status, h.reason]), [['pending', null], ['collecting', null], ['failed', 'account_not_found']]);
+  const mtn: Failure = { failure_reason: 'insufficient_funds', provider_failure: { provider: 'mtn_momo', code: 'NOT_ENOUGH_FUNDS', message: 'Not enough funds' } };
+  given([createdE, collecting]).when({ type: 'SettleCollection', data: { outcome: 'failed', providerReference: null, reason: 'NOT_ENOUGH_FUNDS', failure: mtn, at } })
+    .then(t, [ev('transfer.payin.failed', { reason: 'NOT_ENOUGH_FUNDS', ...mtn, at }), ev('transfer.failed', { reason: 'NOT_ENOUGH_FUNDS', ...mtn, at })], "MTN's failure as told");
+  given([createdE, collecting]).when({ type: 'SettleCollection', data: { outcome: 'failed', providerReference: null, at } })
+    .thenMatch(t, [{ data: { reason: 'COLLECTION_FAILED', failure_reason: 'provider_error', provider_failure: null } }, { type: 'transfer.failed' }], 'no reason at all: provider_error');
+});
+
+t.test('failures: the transfer and its legs answer failure_reason and provider_failure, also for events recorded before', async (t) => {
+  const disbursing = [createdE, collecting, payinDone, payout1];
+  const now = renderTransfer(given([...disbursing, payout1Failed, failed]).state);
+  const before = renderTransfer(given([...disbursing, payout1FailedBefore, failedBefore]).state);
+  t.match(now, {
+    status: 'failed', failure_reason: 'account_not_found', provider_failure: notFound.provider_failure,
+    execution: {
+      collection: { status: 'completed', failure_reason: null, provider_failure: null },
+      disbursements: [{ attempt: 1, status: 'failed', failure_reason: 'account_not_found', provider_failure: notFound.provider_failure }],
+    },
+  });
+  t.same(now.history, [
+    { status: 'pending', reason: null, created_at: at }, { status: 'collecting', reason: null, created_at: at },
+    { status: 'disbursing', reason: null, created_at: at }, { status: 'failed', reason: 'account_not_found', created_at: at },
+  ]);
+  t.same(before, now, 'recorded before: the same answer, read from the code');
+  const relaunched = renderTransfer(given([...disbursing, payout1Failed, failed, ev('transfer.payout.started', {
+    attempt: 2, leg_reference: T.payoutReference(id, 2), amount: '10000', currency: 'XOF', recipient: created.recipient, at,
+  })]).state);
+  t.match(relaunched, { status: 'disbursing', failure_reason: null, provider_failure: null }, 'relaunched: no longer failed');
+  t.match((relaunched.execution as { disbursements: unknown[] }).disbursements, [
+    { attempt: 1, failure_reason: 'account_not_found' }, { attempt: 2, status: 'pending', failure_reason: null, provider_failure: null },
+  ], 'the failed attempt keeps its failure');
+  const collectionBefore = renderTransfer(given([createdE, collecting, ev('transfer.payin.failed', { reason: 'INSUFFICIENT_FUNDS', at }), ev('transfer.failed', { reason: 'INSUFFICIENT_FUNDS', at })]).state);
+  t.match(collectionBefore, {
+    status: 'failed', failure_reason: 'insufficient_funds', provider_failure: { provider: 'sandbox', code: 'INSUFFICIENT_FUNDS' },
+    execution: { collection: { status: 'failed', failure_reason: 'insufficient_funds', provider_failure: { provider: 'sandbox', code: 'INSUFFICIENT_FUNDS' } } },
+  });
 });
 
 t.test('disbursement completes → payout completed then transfer completed', async (t) => {

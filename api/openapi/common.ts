@@ -1,5 +1,6 @@
 // Schemas shared by every part of the OpenAPI document (JSON Schema 2020-12, as OpenAPI 3.1 uses).
 import { STATUS_OF } from '../errors.ts';
+import { FAILURE_REASONS } from '../../domain/failure-reasons.ts';
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** The seed's rail party fields; a Recipient is these plus who the recipient is. */
@@ -64,6 +65,29 @@ export const commonSchemas = {
       status: { type: 'string' },
       reason: { type: ['string', 'null'] },
       created_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  // Why a payment, a refund or a transfer's leg failed (CONTRACT §15), and the provider's own account of it.
+  FailureReason: {
+    type: 'string',
+    enum: [...FAILURE_REASONS],
+    description:
+      'Why it failed, in words you can act on (CONTRACT §15): `payer_declined` (the payer refused or did not approve, or ' +
+      'a wrong one-time password: ask them to try again), `expired` (the payer did not approve in time: start a new ' +
+      'payment), `insufficient_funds` (the payer\'s balance is too low: ask them to top up, or a smaller amount), ' +
+      '`account_not_found` (no mobile-money account for that phone: check the number and the operator), `limit_reached` ' +
+      '(an account or amount limit: a smaller amount, or later), `not_allowed` (the operator does not allow this payment, ' +
+      'e.g. a collection without its one-time password: fix the request), `provider_error` (anything else, on the ' +
+      'provider\'s side: retry later, or contact support with provider_failure).',
+  },
+  ProviderFailure: {
+    type: 'object',
+    required: ['provider', 'code', 'message'],
+    description: 'The provider\'s own account of a failure: which provider carried the leg, its code and its message, as it sent them.',
+    properties: {
+      provider: { type: 'string', description: 'The provider that carried the leg: `sandbox`, `mtn_momo`, `pawapay`' },
+      code: { type: 'string', description: 'The provider\'s own code, e.g. `INSUFFICIENT_FUNDS` (sandbox), `NOT_ENOUGH_FUNDS` (MTN MoMo)' },
+      message: { type: 'string', description: 'The provider\'s message, for people' },
     },
   },
   // Money core (issue 3): the parties of payins, payouts and transfers, and the wallet impact.

@@ -4,6 +4,15 @@ import { listParams, ref } from '../openapi/common.ts';
 const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: 'null' }] });
 const amount = { type: 'string', pattern: '^[0-9]+$', description: 'Whole francs, decimal string' };
 
+/** A failed payment's, refund's or transfer leg's failure (CONTRACT §15): null unless failed. */
+export const failureProperties = {
+  failure_reason: { ...nullable(ref('FailureReason')), description: 'Why it failed (see FailureReason); null unless failed' },
+  provider_failure: {
+    ...nullable(ref('ProviderFailure')),
+    description: 'The provider\'s own code and message; null unless failed, or when the provider is not known (some failures recorded before it was)',
+  },
+};
+
 export const QuotePricing = {
   type: 'object',
   required: ['percent', 'fixed', 'percent_fee', 'fixed_fee', 'total_fee', 'fee_currency', 'fx_rate', 'fixed_side'],
@@ -24,7 +33,7 @@ export const QuotePricing = {
 const paymentProperties = {
   id: ref('Uuid'), merchant_id: ref('Uuid'), customer_id: ref('Uuid'), quote_id: ref('Uuid'),
   status: { type: 'string', enum: ['created', 'pending', 'completed', 'failed'] },
-  provider_reference: { type: ['string', 'null'] }, failure_reason: { type: ['string', 'null'] },
+  provider_reference: { type: ['string', 'null'] }, ...failureProperties,
   history: { type: 'array', items: ref('StatusHistoryEntry') },
   send_amount: amount, send_currency: ref('Currency'), receive_amount: amount, receive_currency: ref('Currency'), total_fee: amount,
   country_code: ref('CountryCode'), operator_code: { type: 'string' }, rail_type: ref('RailType'),
@@ -80,7 +89,8 @@ export const moneySchemas = {
     type: 'object',
     description:
       'A collection from a payer. Status: `created` → `pending` (create answers pending) → `completed` | `failed`; ' +
-      'history lists each status with its reason (failures carry the provider\'s reason, e.g. INSUFFICIENT_FUNDS). ' +
+      'history lists each status with its reason (a failure\'s is its failure_reason, e.g. insufficient_funds; the ' +
+      'provider\'s own code, e.g. INSUFFICIENT_FUNDS, is in provider_failure). ' +
       'The one-time password is never returned.',
     required: [...alwaysPresent(paymentProperties), 'source', 'refunded_amount', 'refund_ids'],
     properties: {

@@ -8,7 +8,7 @@ import { parseAmount } from '../../domain/money.ts';
 import { createRefund } from '../../commands/refunds.ts';
 import { listRequest, paginate } from '../../projections/pagination.ts';
 import { renderRefund } from '../../projections/views/refund.ts';
-import { listParamsWith } from './money-schemas.ts';
+import { failureProperties, listParamsWith } from './money-schemas.ts';
 import { PAYMENT_STATUSES } from './payins.ts';
 
 const tags = ['Refunds'];
@@ -31,8 +31,12 @@ const refundSchema = {
   description:
     'Money of a completed payin given back to the party it was collected from (`recipient` is the payin\'s `source`). ' +
     'amount is held in the wallet at create (available → reserved), paid to the operator when the refund completes, or ' +
-    'released if it fails. Status: `created` → `pending` (create answers pending) → `completed` | `failed`. No fee.',
-  required: ['id', 'merchant_id', 'payin_id', 'status', 'amount', 'currency', 'recipient', 'reason', 'provider_reference', 'metadata', 'history', 'created_at', 'updated_at'],
+    'released if it fails. Status: `created` → `pending` (create answers pending) → `completed` | `failed`; a failed ' +
+    'refund says why in failure_reason and provider_failure, as payins do. No fee.',
+  required: [
+    'id', 'merchant_id', 'payin_id', 'status', 'amount', 'currency', 'recipient', 'reason', 'provider_reference', 'failure_reason',
+    'provider_failure', 'metadata', 'history', 'created_at', 'updated_at',
+  ],
   properties: {
     id: ref('Uuid'), merchant_id: ref('Uuid'), payin_id: ref('Uuid'),
     status: { type: 'string', enum: PAYMENT_STATUSES },
@@ -41,6 +45,7 @@ const refundSchema = {
     recipient: ref('RailParty'),
     reason: { type: ['string', 'null'] },
     provider_reference: { type: ['string', 'null'] },
+    ...failureProperties,
     metadata: ref('Metadata'),
     history: { type: 'array', items: ref('StatusHistoryEntry') },
     created_at: ref('DateTime'), updated_at: ref('DateTime'),

@@ -7,7 +7,7 @@ import { partyProblems } from '../../domain/payment.ts';
 import { createTransfer, relaunchPayout } from '../../commands/transfers.ts';
 import { listRequest, paginate } from '../../projections/pagination.ts';
 import { renderTransfer } from '../../projections/views/transfer.ts';
-import { QuotePricing } from './money-schemas.ts';
+import { failureProperties, QuotePricing } from './money-schemas.ts';
 
 const tags = ['Transfers'];
 const merchant = { 'x-auth': 'merchant' as const, tags };
@@ -65,12 +65,13 @@ const leg = {
   type: 'object',
   required: [
     'leg_reference', 'status', 'provider_reference', 'operator_code', 'amount', 'currency', 'started_at', 'completed_at', 'failed_at', 'failure_reason',
+    'provider_failure',
   ],
   properties: {
     leg_reference: { type: ['string', 'null'] }, status: { type: 'string' }, provider_reference: { type: ['string', 'null'] },
     operator_code: { type: ['string', 'null'] }, amount, currency: ref('Currency'),
     started_at: nullable(ref('DateTime')), completed_at: nullable(ref('DateTime')), failed_at: nullable(ref('DateTime')),
-    failure_reason: { type: ['string', 'null'] },
+    ...failureProperties,
   },
 };
 
@@ -81,14 +82,14 @@ const transferSchema = {
     'not_started) → disbursing (collection completed; payout_status pending) → completed | failed. A collection failure ' +
     'fails the transfer with payout_status not_started; a disbursement failure fails it with payin_status completed and ' +
     'payout_status failed, and relaunch-payout then starts a new disbursement attempt (status disbursing again). ' +
-    'execution lists the collection leg and every disbursement attempt.',
+    'execution lists the collection leg and every disbursement attempt, each failed one with its failure_reason and provider_failure.',
   required: [
     'id', 'merchant_id', 'customer_id', 'quote_id', 'status', 'payin_status', 'payout_status', 'send_amount', 'send_currency',
     'receive_amount', 'receive_currency', 'payin_amount', 'payin_currency', 'payout_amount', 'payout_currency', 'total_fee',
     'corridor_code', 'corridor_type', 'payer_operator_code', 'recipient_operator_code', 'payer', 'recipient', 'payment_reason_code',
     'sender_source_of_funds', 'sender_occupation', 'metadata', 'pricing', 'wallet_impact', 'collection_reference',
     'collection_completed_at', 'disbursement_reference', 'disbursement_completed_at', 'disbursement_failed_at', 'completed_at',
-    'failure_reason', 'execution', 'history', 'created_at', 'updated_at',
+    'failure_reason', 'provider_failure', 'execution', 'history', 'created_at', 'updated_at',
   ],
   properties: {
     id: ref('Uuid'), merchant_id: ref('Uuid'), customer_id: ref('Uuid'), quote_id: ref('Uuid'),
@@ -103,7 +104,9 @@ const transferSchema = {
     metadata: ref('Metadata'), pricing: ref('TransferPricing'), wallet_impact: ref('WalletImpact'),
     collection_reference: { type: ['string', 'null'] }, collection_completed_at: nullable(ref('DateTime')),
     disbursement_reference: { type: ['string', 'null'] }, disbursement_completed_at: nullable(ref('DateTime')),
-    disbursement_failed_at: nullable(ref('DateTime')), completed_at: nullable(ref('DateTime')), failure_reason: { type: ['string', 'null'] },
+    disbursement_failed_at: nullable(ref('DateTime')), completed_at: nullable(ref('DateTime')),
+    failure_reason: { ...failureProperties.failure_reason, description: 'Why it failed: the failed leg\'s failure_reason; null unless failed' },
+    provider_failure: { ...failureProperties.provider_failure, description: 'The failed leg\'s provider_failure; null unless failed' },
     execution: {
       type: 'object',
       required: ['collection', 'disbursements'],

@@ -18,6 +18,7 @@ import type { Knex } from 'knex';
 import type { Clock } from '../clock.ts';
 import type { Secrets } from '../secrets.ts';
 import { operator } from '../../domain/catalogue.ts';
+import { sandboxFailure } from '../../domain/failure-reasons.ts';
 import { StatementBatcher } from '../statement-batcher.ts';
 import { CallbackRejected, type CallbackReading, type CallbackRequest, type InitiateLeg, type LegLookup, type ProviderAdapter, type ProviderStatus } from './types.ts';
 
@@ -80,7 +81,13 @@ interface Insert {
 }
 
 function statusOf(row: Row): ProviderStatus {
-  if (row.state === 'failed') return { state: 'failed', providerReference: row.provider_reference, reason: row.reason ?? 'FAILED' };
+  if (row.state === 'failed') {
+    // The sandbox's code, what it means for the merchant and its message (CONTRACT §15; domain/failure-reasons.ts).
+    const reason = row.reason ?? 'FAILED';
+    const f = sandboxFailure(reason);
+    const failure = { failureReason: f.failure_reason, provider: SANDBOX, code: reason, message: f.provider_failure.message };
+    return { state: 'failed', providerReference: row.provider_reference, reason, failure };
+  }
   return { state: row.state, providerReference: row.provider_reference };
 }
 

@@ -12,6 +12,7 @@ export const lifecycleFields = (s: PaymentLifecycle) => ({
   status: s.status,
   provider_reference: s.provider_reference,
   failure_reason: s.failure_reason,
+  provider_failure: s.provider_failure,
   history: s.history.map((h) => ({ status: h.status, reason: h.reason, created_at: h.created_at })),
 });
 

@@ -16,6 +16,8 @@ export function renderRefund(state: RefundState): Record<string, unknown> {
     recipient: c.recipient,
     reason: c.reason,
     provider_reference: state.provider_reference,
+    failure_reason: state.failure_reason,
+    provider_failure: state.provider_failure,
     metadata: c.metadata ?? {},
     history: state.history.map((h) => ({ status: h.status, reason: h.reason, created_at: h.created_at })),
     created_at: c.at,

@@ -4,7 +4,7 @@
 // charged once, on the collection, so `total_fee` and the quote's pricing figures never change;
 // `payout_amount`/`receive_amount` are the current attempt's; `pricing` states the difference
 // (`payout_adjustment`), and `wallet_impact` adds each relaunched attempt's own effects.
-import type { TransferState } from '../../domain/transfer.ts';
+import type { PayoutAttempt, TransferState } from '../../domain/transfer.ts';
 import { currentAttempt } from '../../domain/transfer.ts';
 import type { WalletEffect, WalletImpact } from '../../domain/payment.ts';
 import { formatMoney } from '../../domain/money.ts';
@@ -57,6 +57,16 @@ function walletImpactOf(s: TransferState): { effects: RenderedEffect[] } {
   return { effects };
 }
 
+/**
+ * Why a failed transfer failed: the failed leg's failure (the collection's, else the current
+ * disbursement attempt's); null unless failed.
+ */
+function failureOf(s: TransferState): Pick<PayoutAttempt, 'failure_reason' | 'provider_failure'> {
+  if (s.status !== 'failed') return { failure_reason: null, provider_failure: null };
+  const leg = s.payin_status === 'failed' ? s.collection : currentAttempt(s);
+  return { failure_reason: leg?.failure_reason ?? null, provider_failure: leg?.provider_failure ?? null };
+}
+
 /** How each leg ran: the collection, then every disbursement attempt. */
 function executionOf(s: TransferState): Record<string, unknown> {
   const t = s.created!;
@@ -72,6 +82,7 @@ function executionOf(s: TransferState): Record<string, unknown> {
       completed_at: s.collection.completed_at,
       failed_at: s.collection.failed_at,
       failure_reason: s.collection.failure_reason,
+      provider_failure: s.collection.provider_failure,
     },
     disbursements: s.attempts.map((a) => ({
       attempt: a.attempt,
@@ -85,6 +96,7 @@ function executionOf(s: TransferState): Record<string, unknown> {
       completed_at: a.completed_at,
       failed_at: a.failed_at,
       failure_reason: a.failure_reason,
+      provider_failure: a.provider_failure,
     })),
   };
 }
@@ -131,7 +143,7 @@ export function renderTransfer(s: TransferState): Record<string, unknown> {
     disbursement_completed_at: last?.completed_at ?? null,
     disbursement_failed_at: last?.failed_at ?? null,
     completed_at: completedAt,
-    failure_reason: s.status === 'failed' ? (s.history[s.history.length - 1]?.reason ?? null) : null,
+    ...failureOf(s),
     execution: executionOf(s),
     history: s.history.map((h) => ({ status: h.status, reason: h.reason, created_at: h.created_at })),
     created_at: t.at,

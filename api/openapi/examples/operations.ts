@@ -216,10 +216,11 @@ export const operationExamples: Record<string, OperationExample> = {
   streamEvents: { response: `: stream open\n\nid: ${payinCompleted.id}\ndata: ${JSON.stringify(payinCompleted)}\n\n: keep-alive\n\n` },
 };
 
-/** The body a webhook event sends, for the events whose recorded snapshot we have (completions, the test event). */
+/** The body a webhook event sends, for the events whose recorded snapshot we have (completions, a failure, the test event). */
 export const webhookExamples: Record<string, unknown> = {
   'payin.completed': payinCompleted,
   'payout.completed': envelope('payout.completed', 'payout', x.payout, x.payout.updated_at),
+  'payout.failed': envelope('payout.failed', 'payout', x.payoutFailed, x.payoutFailed.updated_at),
   'transfer.completed': envelope('transfer.completed', 'transfer', x.transfer, x.transfer.updated_at),
   'refund.completed': envelope('refund.completed', 'refund', x.refund as typeof x.refund & { id: string; created_at: string }, x.refund.updated_at),
   'webhook.test': envelope('webhook.test', 'test', testObject, testObject.created_at),

@@ -399,6 +399,7 @@ export const payinCreated = {
   status: 'pending',
   provider_reference: null,
   failure_reason: null,
+  provider_failure: null,
   history: [
     { status: 'created', reason: null, created_at: '2026-11-26T04:29:15.927Z' },
     { status: 'pending', reason: 'awaiting the provider', created_at: '2026-11-26T04:29:15.927Z' },
@@ -490,6 +491,7 @@ export const payin = {
     ],
   },
   failure_reason: null,
+  provider_failure: null,
   receive_amount: '4925',
   receive_currency: 'XAF',
   provider_reference: 'SBX-1CFAE7D2C7893830',
@@ -508,6 +510,8 @@ export const refundCreated = {
   recipient: { phone: '+237670000001', rail_type: 'mobile_money', country_code: 'CM', operator_code: 'CM_MTN_MOMO' },
   reason: 'Damaged item',
   provider_reference: null,
+  failure_reason: null,
+  provider_failure: null,
   metadata: { ticket: 'T-1' },
   history: [
     { status: 'created', reason: null, created_at: '2026-11-26T04:31:02.114Z' },
@@ -538,6 +542,7 @@ export const payoutCreated = {
   status: 'pending',
   provider_reference: null,
   failure_reason: null,
+  provider_failure: null,
   history: [
     { status: 'created', reason: null, created_at: '2026-11-26T04:29:16.039Z' },
     { status: 'pending', reason: 'awaiting the provider', created_at: '2026-11-26T04:29:16.039Z' },
@@ -676,10 +681,38 @@ export const payout = {
     ],
   },
   failure_reason: null,
+  provider_failure: null,
   receive_amount: '9900',
   receive_currency: 'XOF',
   provider_reference: 'SBX-45325142F2A8567E',
   payment_reason_text: 'Invoice',
+};
+
+/**
+ * A payout that failed (CONTRACT §15): the sandbox found no account for a phone ending in 99.
+ * failure_reason says what to do, provider_failure what the provider said; the hold went back.
+ */
+export const payoutFailed = {
+  ...payout,
+  id: '0c4e9d7a-58b1-4f26-a3e0-7d91b2c6f845',
+  status: 'failed',
+  history: [
+    { reason: null, status: 'created', created_at: '2026-11-26T04:29:17.112Z' },
+    { reason: 'awaiting the provider', status: 'pending', created_at: '2026-11-26T04:29:17.112Z' },
+    { reason: 'account_not_found', status: 'failed', created_at: '2026-11-26T04:29:17.160Z' },
+  ],
+  quote_id: 'e2d7b93f-0a6c-4c18-b5f4-3e81a9d06c27',
+  recipient: { ...payout.recipient, phone: '+221770000099' },
+  created_at: '2026-11-26T04:29:17.112Z',
+  updated_at: '2026-11-26T04:29:17.160Z',
+  completed_at: null,
+  failed_at: '2026-11-26T04:29:17.160Z',
+  wallet_impact: {
+    effects: payout.wallet_impact.effects.map((e) => ({ ...e, applied: e.when !== 'completed' })),
+  },
+  failure_reason: 'account_not_found',
+  provider_failure: { provider: 'sandbox', code: 'RECIPIENT_NOT_FOUND', message: "No mobile-money account for the recipient's phone" },
+  provider_reference: 'SBX-9B27E4C0D81F6A35',
 };
 
 export const transferCreated = {
@@ -784,6 +817,7 @@ export const transferCreated = {
   disbursement_failed_at: null,
   completed_at: null,
   failure_reason: null,
+  provider_failure: null,
   execution: {
     collection: {
       leg_reference: null,
@@ -796,6 +830,7 @@ export const transferCreated = {
       completed_at: null,
       failed_at: null,
       failure_reason: null,
+      provider_failure: null,
     },
     disbursements: [],
   },
@@ -842,6 +877,7 @@ export const transfer = {
       leg_reference: 'transfer:9abcf947-3c56-480d-a374-63f3dd8c2ca1:collection',
       operator_code: 'CM_MTN_MOMO',
       failure_reason: null,
+      provider_failure: null,
       provider_reference: 'SBX-56D2A5E45D680FDF',
     },
     disbursements: [
@@ -856,6 +892,7 @@ export const transfer = {
         leg_reference: 'transfer:9abcf947-3c56-480d-a374-63f3dd8c2ca1:payout:1',
         operator_code: 'SN_WAVE_MOMO',
         failure_reason: null,
+        provider_failure: null,
         provider_reference: 'SBX-08F204560676C35C',
       },
     ],
@@ -930,6 +967,7 @@ export const transfer = {
     ],
   },
   failure_reason: null,
+  provider_failure: null,
   payin_currency: 'XAF',
   receive_amount: '9800',
   payout_currency: 'XOF',
@@ -1075,6 +1113,7 @@ export const transferRelaunched = {
   disbursement_failed_at: null,
   completed_at: null,
   failure_reason: null,
+  provider_failure: null,
   execution: {
     collection: {
       leg_reference: 'transfer:8dccfee0-f2bf-4b68-af52-dd00e8769fbc:collection',
@@ -1087,6 +1126,7 @@ export const transferRelaunched = {
       completed_at: '2026-11-26T04:29:16.278Z',
       failed_at: null,
       failure_reason: null,
+      provider_failure: null,
     },
     disbursements: [
       {
@@ -1100,7 +1140,8 @@ export const transferRelaunched = {
         started_at: '2026-11-26T04:29:16.278Z',
         completed_at: null,
         failed_at: '2026-11-26T04:29:16.323Z',
-        failure_reason: 'RECIPIENT_NOT_FOUND',
+        failure_reason: 'account_not_found',
+        provider_failure: { provider: 'sandbox', code: 'RECIPIENT_NOT_FOUND', message: "No mobile-money account for the recipient's phone" },
       },
       {
         attempt: 2,
@@ -1114,6 +1155,7 @@ export const transferRelaunched = {
         completed_at: null,
         failed_at: null,
         failure_reason: null,
+        provider_failure: null,
       },
     ],
   },
@@ -1121,7 +1163,7 @@ export const transferRelaunched = {
     { status: 'pending', reason: null, created_at: '2026-11-26T04:29:16.202Z' },
     { status: 'collecting', reason: null, created_at: '2026-11-26T04:29:16.208Z' },
     { status: 'disbursing', reason: null, created_at: '2026-11-26T04:29:16.278Z' },
-    { status: 'failed', reason: 'RECIPIENT_NOT_FOUND', created_at: '2026-11-26T04:29:16.323Z' },
+    { status: 'failed', reason: 'account_not_found', created_at: '2026-11-26T04:29:16.323Z' },
     { status: 'disbursing', reason: 'payout relaunched', created_at: '2026-11-26T04:29:16.338Z' },
   ],
   created_at: '2026-11-26T04:29:16.202Z',
