@@ -32,11 +32,13 @@ import { refundsProjection } from '../projections/refunds.ts';
 import { transferSaga } from '../workers/transfer-saga.ts';
 import { historyModule } from '../api/routes/history.ts';
 import { operationsModule } from '../api/routes/operations.ts';
+import { adminReconciliation } from '../api/routes/admin-reconciliation.ts';
 import { kycModule } from '../api/routes/kyc.ts';
 import { kycProjection } from '../projections/kyc.ts';
 import { kycReviewWorker } from '../workers/kyc-review.ts';
 import { idempotencyPurge } from '../workers/idempotency-purge.ts';
 import { embeddedVacuum } from '../workers/embedded-vacuum.ts';
+import { makeDueRebuilds } from '../workers/due-rebuilds.ts';
 import { dashboardUsersModule } from '../api/routes/dashboard-users.ts';
 
 export const apiModules: ApiModule[] = [
@@ -61,6 +63,7 @@ export const apiModules: ApiModule[] = [
   transfersModule,
   historyModule,
   operationsModule,
+  adminReconciliation,
   dashboardUsersModule,
 ];
 
@@ -84,5 +87,6 @@ export const workers: Worker[] = [
   kycReviewWorker,
   idempotencyPurge,
   embeddedVacuum,
+  makeDueRebuilds(() => projections),
   makeEventForwarder({ types: () => new Set(workers.flatMap((w) => w.consumes?.() ?? [])) }),
 ];
