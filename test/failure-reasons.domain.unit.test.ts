@@ -6,7 +6,6 @@ import t from 'tap';
 import {
   FAILURE_REASONS, failureOfCode, failureReasonOf, isFailureReason, recordedFailure, sandboxFailure, type FailureReason,
 } from '../domain/failure-reasons.ts';
-import { FAILURE_REASONS as ADAPTER_FAILURE_REASONS } from '../infra/providers/types.ts';
 import { failureOf as mtnFailureOf } from '../infra/providers/mtn-momo/transformers.ts';
 import { failureOf as pawapayFailureOf } from '../infra/providers/pawapay/transformers.ts';
 import { legOutcomeOf } from '../commands/leg-outcomes.ts';
@@ -42,7 +41,6 @@ const rows = (table: Record<string, string[]>) => Object.entries(table).flatMap(
 
 t.test("the list is CONTRACT §15's, the same as the adapters'", async (t) => {
   t.same([...FAILURE_REASONS], ['payer_declined', 'expired', 'insufficient_funds', 'account_not_found', 'limit_reached', 'not_allowed', 'provider_error']);
-  t.same([...FAILURE_REASONS], [...ADAPTER_FAILURE_REASONS], 'infra/providers/types.ts has the same list');
   t.ok(isFailureReason('expired'));
   t.notOk(isFailureReason('EXPIRED'), 'a provider code is not a reason');
 });

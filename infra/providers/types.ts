@@ -10,14 +10,13 @@
 //   - anything else thrown (a time-out, a 5xx, a reset after sending): in doubt. The leg stays, and
 //     its status is asked with the same reference until the provider answers.
 
+import type { FailureReason } from '../../domain/failure-reasons.ts';
+
 /** `refund`: money of a completed collection given back to its payer (CONTRACT §9). */
 export type LegKind = 'collection' | 'disbursement' | 'refund';
 
-/** Why a leg failed, in words a merchant can act on (CONTRACT §15). */
-export const FAILURE_REASONS = [
-  'payer_declined', 'expired', 'insufficient_funds', 'account_not_found', 'limit_reached', 'not_allowed', 'provider_error',
-] as const;
-export type FailureReason = (typeof FAILURE_REASONS)[number];
+/** Why a leg failed, in words a merchant can act on (CONTRACT §15): the domain's list. */
+export type { FailureReason };
 
 /** A failure as the provider told it: its own code and message, and what it means for the merchant. */
 export interface LegFailure {
