@@ -6,7 +6,6 @@ import type { EventMetadata } from '../infra/eventstore/types.ts';
 import type { LegOutcome } from '../domain/payment.ts';
 import type { ProviderStatus } from '../infra/providers/types.ts';
 import { failureOfCode, type Failure } from '../domain/failure-reasons.ts';
-import { adapter } from '../infra/providers/index.ts';
 import { legOwners } from './leg-owners.ts';
 import type { LegOwner } from './legs.ts';
 import type { LegRow } from './provider-legs.ts';
@@ -40,23 +39,3 @@ export async function observeLegSettled(s: Services, reference: string, outcome:
   const seconds = Math.max(0, s.clock.now().getTime() - new Date(row.created_at).getTime()) / 1000;
   s.metrics.providerLegs.observe({ provider: row.provider, kind: row.kind, outcome: outcome.outcome }, seconds);
 }
-
-/**
- * A verified provider callback: the same completion path as the status check. Answers whether the
- * reference is a leg we started (an unknown one changes nothing).
- */
-export async function settleLegFromCallback(s: Services, providerName: string, body: unknown, headers: Record<string, string | string[] | undefined>, meta: EventMetadata): Promise<boolean> {
-  const reading = await adapter(s, providerName).readCallback({ method: 'POST', path: '', authority: '', headers, rawBody: Buffer.alloc(0), body });
-  if (reading.kind !== 'outcome') return true; // TODO(provider hints)
-  const cb = reading.callback;
-  const row = (await s.knex('provider_legs').where({ reference: cb.reference, provider: providerName }).first('owner')) as { owner: string } | undefined;
-  if (!row) return false;
-  const outcome = legOutcomeOf(cb.status);
-  if (outcome) {
-    const position = await legOwnerNamed(row.owner).settled(s, cb.reference, outcome, meta);
-    await observeLegSettled(s, cb.reference, outcome, position);
-    await s.awaitReadModels(position);
-  }
-  return true;
-}
-
