@@ -8,6 +8,8 @@
 // never the concrete path.
 import client from 'prom-client';
 import type { Logger } from 'pino';
+import { ProviderInDoubt } from './providers/http.ts';
+import { LegNotTaken } from './providers/types.ts';
 
 export interface StateSources {
   /** Each projection's checkpoint and lag in events behind the store's head. */
@@ -18,9 +20,29 @@ export interface StateSources {
   busLag(): Promise<Array<{ durable: string; pending: number }>>;
   /** Durable jobs waiting, by kind (provider re-checks, webhook attempts). */
   jobs(): Promise<Array<{ kind: string; waiting: number; due: number }>>;
+  /** Per provider configured here, the legs it has that are not final yet and the age of the oldest. */
+  pendingLegs(): Promise<Array<{ provider: string; pending: number; oldestSeconds: number }>>;
 }
 
 export type WebhookOutcome = 'delivered' | 'http_error' | 'network_error' | 'not_configured';
+
+/**
+ * What kind of failure a provider call ended in (CONTRACT §15): `not_taken` (LegNotTaken: nothing was
+ * sent, or the provider documented a refusal; on a status query, the provider unreachable, which an
+ * adapter may rethrow as a plain error with providerCall's "unreachable (CODE)" message), `in_doubt`
+ * (ProviderInDoubt: a time-out, a reset, a 5xx to an initiation: the provider may have the leg), `http`
+ * (any other error whose message names the HTTP status the provider answered: a status query answered
+ * 5xx, a token refused), `other` (the rest, e.g. an answer that could not be read).
+ */
+export type ProviderErrorKind = 'not_taken' | 'in_doubt' | 'http' | 'other';
+
+export function providerErrorKind(err: unknown): ProviderErrorKind {
+  if (err instanceof LegNotTaken) return 'not_taken';
+  if (err instanceof ProviderInDoubt) return 'in_doubt';
+  if (!(err instanceof Error)) return 'other';
+  if (/ unreachable \([A-Z_]+\)/.test(err.message)) return 'not_taken';
+  return /\bHTTP \d{3}\b/.test(err.message) ? 'http' : 'other';
+}
 
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const LEG_BUCKETS = [0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600];
@@ -42,6 +64,10 @@ export class Metrics {
   readonly providerRequests = new client.Histogram({
     name: 'provider_request_duration_seconds', help: 'Calls to a mobile-money provider, by provider, operation (initiate, status, callback) and outcome',
     labelNames: ['provider', 'operation', 'outcome'] as const, buckets: SECONDS_BUCKETS, registers: [this.registry],
+  });
+  readonly providerErrors = new client.Counter({
+    name: 'provider_errors_total', help: 'Provider calls that failed, by provider, operation and kind (not_taken, in_doubt, http, other)',
+    labelNames: ['provider', 'operation', 'kind'] as const, registers: [this.registry],
   });
   readonly providerLegs = new client.Histogram({
     name: 'provider_leg_settle_seconds', help: 'Time from a provider leg\'s start to its settlement, by provider, kind and outcome',
@@ -67,6 +93,14 @@ export class Metrics {
     name: 'scheduler_jobs', help: 'Durable jobs waiting, by kind and whether they are due now',
     labelNames: ['kind', 'state'] as const, registers: [this.registry],
   });
+  private readonly pendingLegs = new client.Gauge({
+    name: 'provider_pending_legs', help: 'Legs a provider has that are not final yet (their status checks scheduled), by provider',
+    labelNames: ['provider'] as const, registers: [this.registry],
+  });
+  private readonly oldestPendingLeg = new client.Gauge({
+    name: 'provider_oldest_pending_leg_seconds', help: 'Age of the oldest leg a provider has that is not final yet (0 when none), by provider',
+    labelNames: ['provider'] as const, registers: [this.registry],
+  });
   private readonly scrapeErrors = new client.Counter({
     name: 'metrics_source_errors_total', help: 'State sources that failed during a scrape', labelNames: ['source'] as const, registers: [this.registry],
   });
@@ -87,7 +121,7 @@ export class Metrics {
     this.httpDuration.observe(labels, seconds);
   }
 
-  /** Times `fn` as a provider call; the outcome is `ok` or `error` (it threw). */
+  /** Times `fn` as a provider call; the outcome is `ok` or `error` (it threw), and an error is counted by its kind. */
   async timeProvider<T>(provider: string, operation: string, fn: () => Promise<T>): Promise<T> {
     const end = this.providerRequests.startTimer({ provider, operation });
     try {
@@ -96,6 +130,7 @@ export class Metrics {
       return r;
     } catch (err) {
       end({ outcome: 'error' });
+      this.providerErrors.inc({ provider, operation, kind: providerErrorKind(err) });
       throw err;
     }
   }
@@ -133,6 +168,15 @@ export class Metrics {
       for (const r of rows) {
         this.jobsWaiting.set({ kind: r.kind, state: 'due' }, r.due);
         this.jobsWaiting.set({ kind: r.kind, state: 'scheduled' }, r.waiting - r.due);
+      }
+    });
+    await guard('provider_legs', async () => {
+      const rows = await s.pendingLegs();
+      this.pendingLegs.reset();
+      this.oldestPendingLeg.reset();
+      for (const r of rows) {
+        this.pendingLegs.set({ provider: r.provider }, r.pending);
+        this.oldestPendingLeg.set({ provider: r.provider }, r.oldestSeconds);
       }
     });
   }

@@ -1,0 +1,88 @@
+// Readiness does not depend on the providers (issue 41 point 7, CONTRACT §15): with pawaPay down
+// (connections refused) and MTN MoMo hanging (it takes every payment request and never answers),
+// payins are sent to both and stay in flight for PROVIDER_TIMEOUT_MS, and meanwhile GET /readyz
+// (and /healthz) answer 200 within a second, every time. Routings where a failover is possible are
+// included on purpose: their starts hold a database transaction while they wait for the provider.
+import t from 'tap';
+import { startTestApp, request } from './helpers/app.ts';
+import { leg, newCustomer, party, quote, settled, sleep, until } from './helpers/money.ts';
+import { startMtnMomoSimulator } from './simulators/mtn-momo.ts';
+import { PawapaySimulator } from './simulators/pawapay.ts';
+
+const TIMEOUT_MS = 8000;
+const collection = { subscriptionKey: 'col-sub-key', apiUser: 'a1b2c3d4-0000-4000-8000-000000000021', apiKey: 'col-api-key' };
+const disbursement = { subscriptionKey: 'dis-sub-key', apiUser: 'a1b2c3d4-0000-4000-8000-000000000022', apiKey: 'dis-api-key' };
+const mtn = await startMtnMomoSimulator({ collection, disbursement, targetEnvironment: 'sandbox', currency: 'EUR' });
+const pawapay = await PawapaySimulator.start({ token: 'pawapay-token' });
+const h = await startTestApp({ env: {
+  MTN_MOMO_BASE_URL: mtn.url, MTN_MOMO_TARGET_ENVIRONMENT: 'sandbox', MTN_MOMO_CURRENCY: 'EUR',
+  MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: collection.subscriptionKey, MTN_MOMO_COLLECTION_API_USER: collection.apiUser, MTN_MOMO_COLLECTION_API_KEY: collection.apiKey,
+  MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: disbursement.subscriptionKey, MTN_MOMO_DISBURSEMENT_API_USER: disbursement.apiUser,
+  MTN_MOMO_DISBURSEMENT_API_KEY: disbursement.apiKey,
+  PAWAPAY_BASE_URL: pawapay.baseUrl, PAWAPAY_API_TOKEN: 'pawapay-token',
+  PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS), PROVIDER_FIRST_CHECK_MS: '100',
+} });
+t.teardown(async () => {
+  await h.stop();
+  await mtn.down();
+  await pawapay.close();
+});
+
+const routing = async (code: string, providers: string[]) => {
+  const r = await h.admin('PUT', `/admin/operators/${code}/routing`, { providers });
+  if (r.status !== 200) throw new Error(`routing ${code}: ${r.status} ${r.text}`);
+};
+const m = await h.newMerchant('Outage');
+const customer = await newCustomer(h, m, 'CM', '+237670000001');
+async function payin(operator: string, country: string, currency: string, phone: string): Promise<string> {
+  const q = await quote(h, m, 'payin', leg(operator, country, currency, '5000'));
+  const p = await h.as(m, 'POST', '/payins', { quote_id: q.id, customer_id: customer, source: party(country, operator, phone) }, { idem: true });
+  if (p.status !== 201) throw new Error(`payin: ${p.status} ${p.text}`);
+  return p.body.id as string;
+}
+const hungAtMtn = () => mtn.requests.filter((r) => r.method === 'POST' && r.path === '/collection/v1_0/requesttopay').length;
+
+/** One probe: its status and how long it took. */
+async function probe(path: string): Promise<{ status: number; ms: number }> {
+  const start = performance.now();
+  const r = await request(h.url, 'GET', path);
+  return { status: r.status, ms: performance.now() - start };
+}
+
+t.test('GET /readyz stays 200 within a second while payins hang at MTN and are refused by pawaPay', async (t) => {
+  t.equal((await probe('/readyz')).status, 200, 'ready before the outage');
+  await routing('CM_MTN_MOMO', ['mtn_momo', 'pawapay']); // hangs at MTN: in doubt at the time-out, never fails over
+  await routing('BJ_MTN_MOMO', ['pawapay', 'mtn_momo']); // refused by pawaPay, then hangs at MTN
+  await routing('CM_ORANGE_MOMO', ['pawapay']); // refused: fails at once
+  await pawapay.down();
+  // Every request to pay is recorded and never answered: in doubt at the time-out; the status
+  // queries after it are answered (the leg is there), so the outage ends by itself.
+  mtn.fault({ method: 'POST', path: '/collection/v1_0/requesttopay', hang: true, record: true, times: 14 });
+
+  const ids = await Promise.all([
+    ...Array.from({ length: 10 }, (_, i) => payin('CM_MTN_MOMO', 'CM', 'XAF', `+2376700004${String(i).padStart(2, '0')}`)),
+    ...Array.from({ length: 4 }, (_, i) => payin('BJ_MTN_MOMO', 'BJ', 'XOF', `+2299700004${i}`)),
+    ...Array.from({ length: 4 }, (_, i) => payin('CM_ORANGE_MOMO', 'CM', 'XAF', `+2376990004${String(i).padStart(2, '0')}`)),
+  ]);
+  const hanging = ids.slice(0, 14);
+  const refused = ids.slice(14);
+  await until('payins hanging at MTN', async () => hungAtMtn() >= 8);
+  const started = Date.now();
+  const probes: Array<{ path: string; status: number; ms: number }> = [];
+  while (Date.now() - started < TIMEOUT_MS / 2) {
+    for (const path of ['/readyz', '/healthz']) probes.push({ path, ...(await probe(path)) });
+    await sleep(100);
+  }
+  const stillInFlight = await Promise.all(hanging.map(async (id) => (await h.as(m, 'GET', `/payins/${id}`)).body.status));
+  t.ok(stillInFlight.every((st) => st === 'pending'), `the payins sent to MTN are still in flight (${stillInFlight.join(', ')})`);
+  t.ok(hungAtMtn() >= 8, `${hungAtMtn()} requests to pay hanging at MTN`);
+  t.ok(probes.length >= 20, `${probes.length} probes while in flight`);
+  const slow = probes.filter((p) => p.status !== 200 || p.ms >= 1000);
+  t.same(slow, [], 'every probe 200 within a second');
+  t.ok(Math.max(...probes.map((p) => p.ms)) < 1000, `slowest probe ${Math.round(Math.max(...probes.map((p) => p.ms)))} ms`);
+  for (const id of refused) t.equal((await settled(h, m, 'payins', id)).status, 'failed', 'refused by pawaPay, the only provider: failed');
+
+  // The initiations time out: the legs in doubt are settled by their status queries, at MTN.
+  await pawapay.up();
+  for (const id of hanging) t.equal((await settled(h, m, 'payins', id)).status, 'completed', 'settled by its status once MTN answers');
+});
