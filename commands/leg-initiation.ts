@@ -10,8 +10,9 @@
 // The leg's `provider_legs` row names the provider being asked, written before the request, so a
 // restarted or redelivered start picks up with the same provider (asked again under the same
 // reference: the provider dedupes it) and never asks an earlier one again. When a failover is
-// possible, starts of one reference take turns across processes (an advisory lock): two of them
-// could otherwise leave one provider after its refusal while the other asks it again.
+// possible, one start at a time holds the leg across processes (a lease on its row, no connection
+// held during the provider calls): two of them could otherwise leave one provider after its refusal
+// while the other asks it again.
 import type { Services } from './services.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import type { LegOutcome } from '../domain/payment.ts';
@@ -24,11 +25,9 @@ import { LegNotTaken, type LegFailure, type ProviderStatus } from '../infra/prov
 import { crashPoint } from '../infra/crash-points.ts';
 import { streams } from './streams.ts';
 import { legOwnerNamed, legOutcomeOf, observeLegSettled } from './leg-outcomes.ts';
-import { legRowOf, recordLeg, setProviderReference } from './provider-legs.ts';
+import { holdStart, legRowOf, recordLeg, releaseStart, setProviderReference } from './provider-legs.ts';
 
 export const CHECK_JOB = 'provider-check';
-/** The advisory lock class of one reference's start (the reference's hash is the second key). */
-const START_LOCK_CLASS = 7_201_541;
 
 /** The leg as asked, kept with its status check so a leg the provider never took can be asked again (never its OTP). */
 export interface StoredLeg {
@@ -87,11 +86,21 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
   if (!(await owner.isOpen(s, leg.reference))) return; // settled already: nothing to start
   const route = await routeOf(s, leg);
   if (route.length <= 1) return startOn(s, leg, route, meta);
-  await s.knex.transaction(async (trx) => {
-    await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [START_LOCK_CLASS, leg.reference]);
-    // Another start may have moved the leg on while this one waited.
+  // A failover is possible: this start holds the leg (its row first, at the first provider to ask).
+  await recordLeg(s, { reference: leg.reference, owner: leg.owner, provider: route[0]!, providerLegId: adapter(s, route[0]!).legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() });
+  const holdMs = (route.length + 1) * s.config.providers.timeoutMs;
+  if (!(await holdStart(s, leg.reference, holdMs))) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
+  try {
+    // Another start may have moved the leg on before this one held it.
     await startOn(s, leg, await routeOf(s, leg), meta);
-  });
+  } finally {
+    await releaseStart(s, leg.reference).catch((err: unknown) => s.log.warn({ err, reference: leg.reference }, 'releasing a leg\'s start failed: it expires'));
+  }
+}
+
+/** Another start holds the leg: the trigger is tried again later (the bus redelivers), when that one is done or dead. */
+export class StartHeldElsewhere extends Error {
+  override name = 'StartHeldElsewhere';
 }
 
 async function startOn(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata): Promise<void> {

@@ -86,3 +86,20 @@ export async function legByProviderId(s: Services, provider: string, providerLeg
   return (await s.knex('provider_legs').where({ provider, provider_leg_id: providerLegId }).first('reference', 'owner', 'kind')) as
     { reference: string; owner: string; kind: string } | undefined;
 }
+
+/**
+ * Holds the leg's start for `ms` (a start that may fail over: leg-initiation.ts); false while
+ * another start holds it. No connection is held meanwhile: a start that dies frees it by expiry.
+ */
+export async function holdStart(s: Services, reference: string, ms: number): Promise<boolean> {
+  const r = await s.knex.raw<{ rows: unknown[] }>(
+    `UPDATE provider_legs SET starting_until = now() + make_interval(secs => ?)
+     WHERE reference = ? AND (starting_until IS NULL OR starting_until < now()) RETURNING reference`,
+    [ms / 1000, reference],
+  );
+  return r.rows.length === 1;
+}
+
+export async function releaseStart(s: Services, reference: string): Promise<void> {
+  await s.knex('provider_legs').where({ reference }).update({ starting_until: null });
+}

@@ -182,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
       timeoutMs: int(env, 'PROVIDER_TIMEOUT_MS', 15_000, 100),
       pendingAlertSeconds: int(env, 'PROVIDER_PENDING_ALERT_SECONDS', 3600, 1),
       firstCheckMs: int(env, 'PROVIDER_FIRST_CHECK_MS', 5_000, 10),
+      allowPrivateUrls: bool(env, 'ALLOW_PRIVATE_URLS'),
     }, (message) => new ConfigError(message)),
   };
 }

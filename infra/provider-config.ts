@@ -2,6 +2,7 @@
 // configuration (infra/config.ts). An adapter exists when every one of its credentials is set; a
 // half-set provider is a configuration error, not a silently missing adapter.
 import type { MtnMomoSettings, PawapaySettings } from './providers/types.ts';
+import { staticRefusal } from './url-safety.ts';
 
 export interface ProviderSettings {
   /** `PUBLIC_BASE_URL`: callbacks arrive under `{publicBaseUrl}/providers/…`; none are asked for without it. */
@@ -38,17 +39,27 @@ function httpUrl(raw: string, name: string, fail: (message: string) => Error): s
   return raw.replace(/\/+$/, '');
 }
 
+/** Where providers call back: https and a public host (CONTRACT §15), unless ALLOW_PRIVATE_URLS (a local trial). */
+function publicUrl(raw: string, allowPrivate: boolean, fail: (message: string) => Error): string {
+  const refusal = staticRefusal(raw, { allowPrivate, schemes: ['https:'] });
+  if (refusal) throw fail(`PUBLIC_BASE_URL: ${refusal} (http and private hosts only with ALLOW_PRIVATE_URLS=true)`);
+  return httpUrl(raw, 'PUBLIC_BASE_URL', fail);
+}
+
 const product = (env: Record<string, string>, p: 'COLLECTION' | 'DISBURSEMENT') => ({
   subscriptionKey: env[`MTN_MOMO_${p}_SUBSCRIPTION_KEY`]!, apiUser: env[`MTN_MOMO_${p}_API_USER`]!, apiKey: env[`MTN_MOMO_${p}_API_KEY`]!,
 });
 
-export function providerSettings(env: Env, numbers: { timeoutMs: number; pendingAlertSeconds: number; firstCheckMs: number }, fail: (message: string) => Error): ProviderSettings {
+export function providerSettings(
+  env: Env, numbers: { timeoutMs: number; pendingAlertSeconds: number; firstCheckMs: number; allowPrivateUrls: boolean }, fail: (message: string) => Error,
+): ProviderSettings {
   const mtn = group(env, ['MTN_MOMO_BASE_URL', 'MTN_MOMO_TARGET_ENVIRONMENT', 'MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY', 'MTN_MOMO_COLLECTION_API_USER',
     'MTN_MOMO_COLLECTION_API_KEY', 'MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY', 'MTN_MOMO_DISBURSEMENT_API_USER', 'MTN_MOMO_DISBURSEMENT_API_KEY'], fail);
   const pawapay = group(env, ['PAWAPAY_BASE_URL', 'PAWAPAY_API_TOKEN'], fail);
-  const publicBaseUrl = env.PUBLIC_BASE_URL ? httpUrl(env.PUBLIC_BASE_URL, 'PUBLIC_BASE_URL', fail) : undefined;
+  const publicBaseUrl = env.PUBLIC_BASE_URL ? publicUrl(env.PUBLIC_BASE_URL, numbers.allowPrivateUrls, fail) : undefined;
+  const { allowPrivateUrls: _, ...rest } = numbers;
   return {
-    publicBaseUrl, ...numbers,
+    publicBaseUrl, ...rest,
     mtnMomo: mtn && {
       baseUrl: httpUrl(mtn.MTN_MOMO_BASE_URL!, 'MTN_MOMO_BASE_URL', fail), targetEnvironment: mtn.MTN_MOMO_TARGET_ENVIRONMENT!,
       collection: product(mtn, 'COLLECTION'), disbursement: product(mtn, 'DISBURSEMENT'), currencyOverride: env.MTN_MOMO_CURRENCY || undefined,

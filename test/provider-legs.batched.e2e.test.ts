@@ -3,7 +3,8 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
-import { recordLeg, setProviderReference } from '../commands/provider-legs.ts';
+import { holdStart, recordLeg, releaseStart, setProviderReference } from '../commands/provider-legs.ts';
+import { until } from './helpers/money.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());
@@ -36,4 +37,15 @@ t.test('legs started together: one INSERT, one UPDATE; a repeated reference keep
   const stored = await s.knex('provider_legs').whereIn('reference', refs).select('reference', 'owner', 'provider_reference');
   t.same(Object.fromEntries(stored.map((r: { reference: string; owner: string; provider_reference: string }) => [r.reference, [r.owner, r.provider_reference]])),
     Object.fromEntries(refs.map((r, i) => [r, ['payin', `SBX-${i}`]])), 'the first row of each reference, with its provider reference');
+});
+
+t.test('a leg\'s start is held by one start at a time (failover possible), freed by release or expiry', async (t) => {
+  const reference = randomUUID();
+  await recordLeg(s, { reference, owner: 'payin', provider: 'mtn_momo', providerLegId: reference, kind: 'collection', createdAt: new Date() });
+  t.ok(await holdStart(s, reference, 60_000), 'held');
+  t.notOk(await holdStart(s, reference, 60_000), 'a second start is told it is held');
+  await releaseStart(s, reference);
+  t.ok(await holdStart(s, reference, 1), 'released: held again, for a millisecond');
+  await until('the hold expired', async () => holdStart(s, reference, 60_000));
+  t.pass('a dead start\'s hold expires');
 });
