@@ -3,6 +3,12 @@
 // the service sends. Built from the recorded resources (./resources.ts), so ids agree across them.
 import * as x from './resources.ts';
 
+
+/** MTN's callback body: the request-to-pay as its status query answers it. */
+const mtnCallback = {
+  financialTransactionId: '363440463', externalId: 'dfce194e-058c-4628-b894-9807d3bc9dc4', amount: '5000', currency: 'XAF',
+  payer: { partyIdType: 'MSISDN', partyId: '237670000001' }, payerMessage: 'Payment', payeeNote: 'Payment', status: 'SUCCESSFUL',
+};
 export interface OperationExample {
   request?: unknown;
   response: unknown;
@@ -93,6 +99,8 @@ export const operationExamples: Record<string, OperationExample> = {
   adminGetOperatorAvailability: { response: x.operatorAvailability },
   adminSetOperatorAvailability: { request: { payout: 'closed' }, response: x.operatorAvailability },
   adminListOperatorAvailabilityChanges: { response: x.operatorAvailabilityHistory },
+  adminGetOperatorRouting: { response: { operator_code: 'CM_MTN_MOMO', providers: ['sandbox'] } },
+  adminSetOperatorRouting: { request: { providers: ['mtn_momo', 'pawapay'] }, response: { operator_code: 'CM_MTN_MOMO', providers: ['mtn_momo', 'pawapay'] } },
   // Operator: operations.
   adminReadStream: { response: x.eventHistory },
   adminRunAudit: { response: x.audit },
@@ -107,6 +115,16 @@ export const operationExamples: Record<string, OperationExample> = {
   metrics: { response: '# HELP http_requests_total HTTP requests answered\n# TYPE http_requests_total counter\nhttp_requests_total{method="POST",route="/payins",status="201"} 3\n' },
   providerCallback: {
     request: { reference: 'leg-dfce194e-058c-4628-b894-9807d3bc9dc4', provider_reference: 'SBX-7F3K2Q9M', status: 'completed', reason: null },
+    response: { received: true },
+  },
+  // As MTN's and pawaPay's documentation show them: hints only, the status is asked at the provider.
+  mtnMomoCallback: { request: mtnCallback, response: { received: true } },
+  mtnMomoCallbackPut: { request: mtnCallback, response: { received: true } },
+  pawapayCallback: {
+    request: {
+      depositId: 'dfce194e-058c-4628-b894-9807d3bc9dc4', status: 'COMPLETED', amount: '5000', currency: 'XAF', country: 'CMR',
+      payer: { type: 'MMO', accountDetails: { phoneNumber: '237670000001', provider: 'MTN_MOMO_CMR' } }, created: '2026-11-26T04:30:05Z',
+    },
     response: { received: true },
   },
   // Merchant: catalogue, customers, KYC.
