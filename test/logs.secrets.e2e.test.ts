@@ -3,28 +3,14 @@
 // token or a payin's OTP, at the most verbose level, across the operator API, payments settled by
 // the workers (the OTP handed to the provider), webhook deliveries and refused requests.
 import http from 'node:http';
-import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
+import { logLines } from './helpers/log-lines.ts';
 import { startTestApp, request, ADMIN_TOKEN, type HttpResult } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, until } from './helpers/money.ts';
 import { createLogger } from '../infra/log.ts';
 
-/** Collects JSON log lines (pino writes whole lines; a chunk may still hold several). */
-function capture() {
-  const lines: string[] = [];
-  let partial = '';
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      const text = partial + chunk.toString('utf8');
-      const parts = text.split('\n');
-      partial = parts.pop()!;
-      lines.push(...parts.filter((l) => l.length > 0));
-      done();
-    },
-  });
-  return { stream, lines };
-}
+const capture = logLines;
 
 t.test('the logger redacts secret fields wherever a log call puts them', async (t) => {
   const { stream, lines } = capture();
@@ -103,7 +89,10 @@ t.test('a running service: request ids on every request line, no secret in any l
     'operator token': ADMIN_TOKEN,
     otp: OTP,
   };
-  await new Promise((r) => setTimeout(r, 100));
+  // Every answer's request line, and the delivery's attempt line, written (the logger writes them
+  // as the service goes: the attempt's once its outcome is recorded, after the receiver answered).
+  await until('a request line for every answer, and the webhook attempt line', async () => lines.some((l) => l.includes('"msg":"webhook attempt"'))
+    && answers.every((a) => lines.some((l) => l.includes(`"request_id":"${a.headers.get('x-request-id')}"`))));
   t.ok(lines.length > answers.length, `${lines.length} lines logged`);
   for (const [what, value] of Object.entries(secrets)) {
     t.ok(value && value.length >= 8, `${what} is known`);

@@ -6,26 +6,14 @@
 import t from 'tap';
 import { startTestApp, request } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, sleep, until } from './helpers/money.ts';
-import { startMtnMomoSimulator } from './simulators/mtn-momo.ts';
-import { PawapaySimulator } from './simulators/pawapay.ts';
+import { simulatedProviders } from './helpers/providers.ts';
 
 const TIMEOUT_MS = 8000;
-const collection = { subscriptionKey: 'col-sub-key', apiUser: 'a1b2c3d4-0000-4000-8000-000000000021', apiKey: 'col-api-key' };
-const disbursement = { subscriptionKey: 'dis-sub-key', apiUser: 'a1b2c3d4-0000-4000-8000-000000000022', apiKey: 'dis-api-key' };
-const mtn = await startMtnMomoSimulator({ collection, disbursement, targetEnvironment: 'sandbox', currency: 'EUR' });
-const pawapay = await PawapaySimulator.start({ token: 'pawapay-token' });
-const h = await startTestApp({ env: {
-  MTN_MOMO_BASE_URL: mtn.url, MTN_MOMO_TARGET_ENVIRONMENT: 'sandbox', MTN_MOMO_CURRENCY: 'EUR',
-  MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: collection.subscriptionKey, MTN_MOMO_COLLECTION_API_USER: collection.apiUser, MTN_MOMO_COLLECTION_API_KEY: collection.apiKey,
-  MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: disbursement.subscriptionKey, MTN_MOMO_DISBURSEMENT_API_USER: disbursement.apiUser,
-  MTN_MOMO_DISBURSEMENT_API_KEY: disbursement.apiKey,
-  PAWAPAY_BASE_URL: pawapay.baseUrl, PAWAPAY_API_TOKEN: 'pawapay-token',
-  PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS), PROVIDER_FIRST_CHECK_MS: '100',
-} });
+const { mtn, pawapay, env, close } = await simulatedProviders({ n: 2, timeoutMs: TIMEOUT_MS });
+const h = await startTestApp({ env });
 t.teardown(async () => {
   await h.stop();
-  await mtn.down();
-  await pawapay.close();
+  await close();
 });
 
 const routing = async (code: string, providers: string[]) => {

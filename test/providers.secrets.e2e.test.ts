@@ -9,24 +9,16 @@
 // same for the merchant-side secrets).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
+import { logLines } from './helpers/log-lines.ts';
+import { providerEnv } from './helpers/providers.ts';
 import { startTestApp, request } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, until } from './helpers/money.ts';
 import { startMtnMomoSimulator } from './simulators/mtn-momo.ts';
 import { PawapaySimulator } from './simulators/pawapay.ts';
 
-const lines: string[] = [];
-let partial = '';
-const logStream = new Writable({
-  write(chunk, _enc, done) {
-    const parts = (partial + chunk.toString('utf8')).split('\n');
-    partial = parts.pop()!;
-    lines.push(...parts.filter((l) => l.length > 0));
-    done();
-  },
-});
+const { stream: logStream, lines } = logLines();
 
 // Distinctive values, found by a plain substring search wherever they would land in a line.
 const collection = { subscriptionKey: 'mtnColSubKey7Q2wX9vB4nL6', apiUser: '5f0c8a6e-3b1d-4e2a-9c7f-1a2b3c4d5e6f', apiKey: 'mtnColApiKey3Hk8Zp1Rt5Wm' };
@@ -58,13 +50,7 @@ const h = await startTestApp({
   env: {
     LOG_LEVEL: 'trace',
     PUBLIC_BASE_URL: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
-    MTN_MOMO_BASE_URL: mtn.url, MTN_MOMO_TARGET_ENVIRONMENT: 'sandbox', MTN_MOMO_CURRENCY: 'EUR',
-    MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: collection.subscriptionKey, MTN_MOMO_COLLECTION_API_USER: collection.apiUser,
-    MTN_MOMO_COLLECTION_API_KEY: collection.apiKey,
-    MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: disbursement.subscriptionKey, MTN_MOMO_DISBURSEMENT_API_USER: disbursement.apiUser,
-    MTN_MOMO_DISBURSEMENT_API_KEY: disbursement.apiKey,
-    PAWAPAY_BASE_URL: pawapay.baseUrl, PAWAPAY_API_TOKEN: PAWAPAY_TOKEN,
-    PROVIDER_TIMEOUT_MS: '500', PROVIDER_FIRST_CHECK_MS: '100',
+    ...providerEnv({ mtnUrl: mtn.url, mtn: { collection, disbursement }, pawapayUrl: pawapay.baseUrl, pawapayToken: PAWAPAY_TOKEN, timeoutMs: 500 }),
   },
   logStream,
 });
