@@ -4,10 +4,9 @@
 // Exit codes: 0 no discrepancy, 1 a discrepancy (or the audit could not run), 2 usage error.
 // It runs beside the running service (read-only, never blocks it), on DATABASE_URL or on the
 // embedded PostgreSQL under $DATA_DIR (the service's, or started for the command and stopped after).
-import { ConfigError, loadConfig } from '../infra/config.ts';
 import { projections } from '../app/registry.ts';
 import { formatAuditReport, runAudit } from '../projections/finance-audit.ts';
-import { UsageError, runCli, withService } from './shared.ts';
+import { argumentsOrUsage, UsageError, runCli, withService } from './shared.ts';
 
 const USAGE = `usage: npm run audit [-- --json]
 
@@ -17,21 +16,12 @@ compares every read model with a fresh fold of the events, and every snapshot wi
 stream up to its version. Exit code 1 on any discrepancy.`;
 
 async function main(argv: string[]): Promise<number> {
-  let json = false;
-  let config;
-  try {
-    for (const a of argv) {
-      if (a === '--json') json = true;
-      else throw new UsageError(`unknown argument "${a}"`);
-    }
-    config = loadConfig(process.env, []);
-  } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n\n${USAGE}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  const asked = argumentsOrUsage(() => {
+    for (const a of argv) if (a !== '--json') throw new UsageError(`unknown argument "${a}"`);
+    return { json: argv.includes('--json') };
+  }, USAGE);
+  if (asked === 2) return 2;
+  const { args: { json }, config } = asked;
   return withService(config, async (db, store) => {
     const tty = process.stderr.isTTY === true;
     let last = 0;

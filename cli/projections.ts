@@ -5,11 +5,11 @@
 // Rebuilds are online (projections/rebuild.ts): they run while the service runs, which keeps
 // answering from the current tables until the rebuilt ones are swapped in.
 // Exit codes: 0 done, 1 failure (database unavailable, rebuild interrupted), 2 usage error.
-import { ConfigError, loadConfig, type Config } from '../infra/config.ts';
+import type { Config } from '../infra/config.ts';
 import { projections } from '../app/registry.ts';
 import type { Projection } from '../projections/projection.ts';
 import { projectionStatus, rebuildProjection, type RebuildProgress } from '../projections/rebuild.ts';
-import { CliError, UsageError, formatDuration, runCli, withService } from './shared.ts';
+import { argumentsOrUsage, CliError, UsageError, formatDuration, runCli, withService } from './shared.ts';
 
 const USAGE = `usage: npm run projections -- <command>
 
@@ -69,18 +69,9 @@ function progressBar(name: string, stream: NodeJS.WriteStream = process.stderr):
 }
 
 async function main(argv: string[]): Promise<number> {
-  let command: Command;
-  let config: Config;
-  try {
-    command = parse(argv);
-    config = loadConfig(process.env, []);
-  } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n\n${USAGE}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  const asked = argumentsOrUsage(() => parse(argv), USAGE);
+  if (asked === 2) return 2;
+  const { args: command, config } = asked;
 
   return withService(config, async (db, store) => {
     if (command.kind === 'status') {

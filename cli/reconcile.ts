@@ -6,13 +6,13 @@
 // configured with (the same environment as the service: MTN_MOMO_*, PAWAPAY_*).
 // Exit codes: 0 every leg agrees, 1 a finding (or a failure), 2 usage error.
 import { randomBytes } from 'node:crypto';
-import { ConfigError, loadConfig, type Config } from '../infra/config.ts';
+import type { Config } from '../infra/config.ts';
 import { systemClock } from '../infra/clock.ts';
 import { Secrets } from '../infra/secrets.ts';
 import { providers } from '../infra/providers/index.ts';
 import { PROVIDER_NAMES } from '../domain/operator-routing.ts';
 import { FINDINGS, PeriodTooLarge, reconcile, type ReconciliationReport } from '../commands/reconciliation.ts';
-import { CliError, UsageError, parseOptions, runCli, withService } from './shared.ts';
+import { argumentsOrUsage, CliError, UsageError, parseOptions, runCli, withService } from './shared.ts';
 
 const USAGE = `usage: npm run reconcile -- [--provider ${PROVIDER_NAMES.join('|')}] [--from <ISO time>] [--to <ISO time>]
                              [--format table|csv]
@@ -123,19 +123,8 @@ async function run(config: Config, args: Args): Promise<number> {
 }
 
 async function main(argv: string[]): Promise<number> {
-  let args: Args;
-  let config: Config;
-  try {
-    args = parse(argv);
-    config = loadConfig(process.env, []);
-  } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n\n${USAGE}\n`);
-      return 2;
-    }
-    throw err;
-  }
-  return run(config, args);
+  const asked = argumentsOrUsage(() => parse(argv), USAGE);
+  return asked === 2 ? 2 : run(asked.config, asked.args);
 }
 
 runCli('reconcile', main);

@@ -2,7 +2,7 @@
 // database and event store with the service's configuration, and the exit-code conventions
 // (0 done, 1 failure or discrepancy, 2 usage error).
 import fs from 'node:fs';
-import type { Config } from '../infra/config.ts';
+import { ConfigError, loadConfig, type Config } from '../infra/config.ts';
 import { migrate, openConfiguredDatabase, PgliteDataDirError, type Database } from '../infra/db.ts';
 import { systemClock } from '../infra/clock.ts';
 import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
@@ -83,4 +83,21 @@ export function parseOptions(argv: string[], known: string[]): Record<string, st
     out[m[1]!] = value;
   }
   return out;
+}
+
+/**
+ * The command's arguments and the service's configuration, or the exit code 2 after saying what
+ * is wrong with either (a usage error, a configuration error) and the command's usage.
+ */
+export function argumentsOrUsage<A>(parse: () => A, usage: string): { args: A; config: Config } | 2 {
+  try {
+    const args = parse();
+    return { args, config: loadConfig(process.env, []) };
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n\n${usage}\n`);
+      return 2;
+    }
+    throw err;
+  }
 }

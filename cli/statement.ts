@@ -4,11 +4,10 @@
 // unless --out is given. Exit codes: 0 done, 1 failure (unknown merchant, database unavailable),
 // 2 usage error.
 import fs from 'node:fs';
-import { ConfigError, loadConfig } from '../infra/config.ts';
 import { buildStatement, statementCsv } from '../projections/statements.ts';
 import { projectionStatus } from '../projections/rebuild.ts';
 import { walletMovementsProjection } from '../projections/wallet-movements.ts';
-import { CliError, UsageError, parseOptions, runCli, withService } from './shared.ts';
+import { argumentsOrUsage, CliError, UsageError, parseOptions, runCli, withService } from './shared.ts';
 
 const USAGE = `usage: npm run statement -- --merchant <merchant id> --currency <XAF|XOF> [--from <ISO time>] [--to <ISO time>]
                              [--format csv|json] [--out <file>]`;
@@ -22,30 +21,23 @@ function time(raw: string | undefined, name: string, fallback: Date): Date {
   return d;
 }
 
+/** The statement asked for, its format and where to write it. */
+function parseStatement(argv: string[]) {
+  const o = parseOptions(argv, ['merchant', 'currency', 'from', 'to', 'format', 'out']);
+  if (!o.merchant || !UUID.test(o.merchant)) throw new UsageError('--merchant <merchant id> is required (a uuid)');
+  if (o.currency !== 'XAF' && o.currency !== 'XOF') throw new UsageError('--currency must be XAF or XOF');
+  const format = o.format ?? 'csv';
+  if (format !== 'csv' && format !== 'json') throw new UsageError('--format must be csv or json');
+  const from = time(o.from, 'from', new Date(0));
+  const to = time(o.to, 'to', new Date());
+  if (from.getTime() >= to.getTime()) throw new UsageError('--from must be before --to');
+  return { q: { merchantId: o.merchant.toLowerCase(), currency: o.currency, from, to }, format, out: o.out };
+}
+
 async function main(argv: string[]): Promise<number> {
-  let q;
-  let format: string;
-  let out: string | undefined;
-  let config;
-  try {
-    const o = parseOptions(argv, ['merchant', 'currency', 'from', 'to', 'format', 'out']);
-    if (!o.merchant || !UUID.test(o.merchant)) throw new UsageError('--merchant <merchant id> is required (a uuid)');
-    if (o.currency !== 'XAF' && o.currency !== 'XOF') throw new UsageError('--currency must be XAF or XOF');
-    format = o.format ?? 'csv';
-    if (format !== 'csv' && format !== 'json') throw new UsageError('--format must be csv or json');
-    const from = time(o.from, 'from', new Date(0));
-    const to = time(o.to, 'to', new Date());
-    if (from.getTime() >= to.getTime()) throw new UsageError('--from must be before --to');
-    q = { merchantId: o.merchant.toLowerCase(), currency: o.currency, from, to };
-    out = o.out;
-    config = loadConfig(process.env, []);
-  } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n\n${USAGE}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  const asked = argumentsOrUsage(() => parseStatement(argv), USAGE);
+  if (asked === 2) return 2;
+  const { args: { q, format, out }, config } = asked;
   return withService(config, async (db, store) => {
     if (!(await db.knex('merchants').where({ id: q.merchantId }).first('id'))) throw new CliError(`no merchant ${q.merchantId}`);
     // Settled only if the movements' read model has every event (no service may be projecting them right now).
