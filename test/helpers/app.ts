@@ -10,6 +10,9 @@ import { systemClock, type ManualClock, type Clock } from '../../infra/clock.ts'
 import { createLogger } from '../../infra/log.ts';
 import type { DestinationStream } from 'pino';
 import { testDatabase, type TestDatabase } from './db.ts';
+import { waitUntil } from './wait.ts';
+import { readCheckpoint } from '../../infra/checkpoints.ts';
+import { FORWARDER } from '../../workers/event-forwarder.ts';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 
@@ -143,4 +146,20 @@ async function dropNatsStream(url: string, prefix: string): Promise<void> {
   } finally {
     await nc.close();
   }
+}
+
+/**
+ * Waits until the app's workers have reacted to everything so far: the event forwarder's checkpoint
+ * has passed the store's head as it is now (on the in-process bus the checkpoint only passes what
+ * every consumer has settled), and every message published on that bus until now (a test's own
+ * too) has been settled. What a worker would still do about those events has been done: the wait
+ * before asserting that something did not happen (no second submission, no late delivery).
+ */
+export async function caughtUp(h: TestApp, what = 'the workers to settle everything appended and published so far'): Promise<void> {
+  const s = h.app.services;
+  const head = await s.store.head();
+  const published = s.bus.backlog?.lastSeq() ?? 0;
+  await waitUntil(`${what} (forwarder checkpoint at ${head})`, async () => (await readCheckpoint(s.knex, FORWARDER)) >= head);
+  const backlog = s.bus.backlog;
+  if (backlog) await waitUntil(`${what} (bus messages up to ${published})`, () => (backlog.lowestUnsettled() ?? Infinity) > published);
 }

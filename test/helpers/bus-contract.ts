@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Test } from 'tap';
 import type { Bus, BusMessage } from '../../infra/bus/types.ts';
+import { waitUntil } from './wait.ts';
 
 export interface BusFixture {
   bus: Bus;
@@ -28,13 +29,8 @@ export interface BusContractOptions {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-export async function waitFor(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+/** Waits until `cond` holds (test/helpers/wait.ts: the bound is a safety net only). */
+export const waitFor = (what: string, cond: () => boolean | Promise<boolean>, timeoutMs?: number): Promise<unknown> => waitUntil(what, cond, timeoutMs);
 
 const newId = () => randomUUID();
 

@@ -5,6 +5,7 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import type { MerchantCreds, TestApp } from './app.ts';
+import { waitUntil } from './wait.ts';
 
 const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
   let c = n;
@@ -172,15 +173,8 @@ export async function newCustomer(h: TestApp, m: MerchantCreds): Promise<string>
   return c.body.id as string;
 }
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Waits until `probe` answers something truthy (test/helpers/wait.ts: the bound is a safety net only). */
+export const until = waitUntil;
 
 /** Waits for the review to end (verified or rejected) and answers the KYC record. */
 export function reviewed(h: TestApp, m: MerchantCreds, customerId: string): Promise<any> {

@@ -1,5 +1,6 @@
 // Helpers for the money-core API tests: customers, quotes, top-ups, waiting for the gateway.
 import type { MerchantCreds, TestApp } from './app.ts';
+import { waitUntil } from './wait.ts';
 
 export async function newCustomer(h: TestApp, m: MerchantCreds, country = 'CM', phone = '+237670000001'): Promise<string> {
   const c = await h.as(m, 'POST', '/customers', { first_name: 'Ama', last_name: 'Test', phone, country_code: country }, { idem: true });
@@ -29,15 +30,8 @@ export async function wallet(h: TestApp, m: MerchantCreds, currency: string): Pr
 
 export const party = (country: string, operator: string, phone: string) => ({ country_code: country, rail_type: 'mobile_money', operator_code: operator, phone });
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Waits until `probe` answers something truthy (test/helpers/wait.ts: the bound is a safety net only). */
+export const until = waitUntil;
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

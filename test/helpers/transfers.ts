@@ -1,5 +1,6 @@
 // Helpers for the transfer tests that run against a given test app (several apps per file: restarts).
 import type { MerchantCreds, TestApp } from './app.ts';
+import { waitUntil } from './wait.ts';
 
 export type TransferMerchant = MerchantCreds & { customerId: string };
 
@@ -57,17 +58,8 @@ export async function createTransfer(h: TestApp, m: TransferMerchant, opts: Para
   return r.body;
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false | null>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    last = v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Waits until `probe` answers something truthy (test/helpers/wait.ts: the bound is a safety net only). */
+export const waitFor = waitUntil;
 
 export const getTransfer = (h: TestApp, m: MerchantCreds, id: string) => h.as(m, 'GET', `/transfers/${id}`);
 

@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { TestApp, MerchantCreds } from './app.ts';
 import { unreachable, type DomainEvent } from '../../domain/decider.ts';
 import { webhookResource } from '../../workers/webhooks/resources.ts';
+import { JOB_KIND as DELIVERY_JOB } from '../../commands/webhook-redeliveries.ts';
+import { waitUntil } from './wait.ts';
 
 export interface Delivery {
   n: number;
@@ -27,6 +29,8 @@ export interface Receiver {
   /** TCP connections accepted so far. */
   connections: number;
   answer: (d: Delivery) => Answer;
+  /** Ends every connection held open now: a request left hanging fails at its sender at once. */
+  cut(): void;
   close(): Promise<void>;
 }
 
@@ -34,6 +38,9 @@ export async function startReceiver(answer: (d: Delivery) => Answer = () => ({ s
   const sockets = new Set<Socket>();
   const r: Receiver = {
     url: '', port: 0, deliveries: [], connections: 0, answer,
+    cut: () => {
+      for (const s of sockets) s.destroy();
+    },
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -67,16 +74,9 @@ export async function startReceiver(answer: (d: Delivery) => Answer = () => ({ s
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
-
-export async function until<T>(probe: () => T | Promise<T>, what = 'condition', ms = 10_000): Promise<Truthy<T>> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v as Truthy<T>;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
+/** Waits until `probe` answers something truthy (test/helpers/wait.ts: the bound is a safety net only). */
+export function until<T>(probe: () => T | Promise<T>, what = 'condition', ms?: number): ReturnType<typeof waitUntil<T>> {
+  return waitUntil(what, probe, ms);
 }
 
 // ---- a test-only resource: widgets (stream `widget-<id>`) ----
@@ -173,4 +173,24 @@ export async function eventsOf(h: TestApp, m: MerchantCreds, resourceId: string)
   const r = await h.as(m, 'GET', `/events?resource_id=${resourceId}&limit=100`);
   if (r.status !== 200) throw new Error(`GET /events failed: ${r.status} ${r.text}`);
   return r.body.data;
+}
+
+/**
+ * Waits until the app's webhook deliveries are idle: no delivery job due by the app's clock, none
+ * running (a claimed job holds its lease until it has recorded its attempt and its next time). With
+ * a manual clock this is "every attempt the clock made due has been made and recorded"; a job put
+ * back for a later time (a retry, a busy endpoint's put-back) is not waited for.
+ */
+export function deliveriesIdle(h: TestApp, what = 'the due webhook attempts made and recorded'): Promise<unknown> {
+  return waitUntil(what, async () => {
+    const busy = await h.app.services.knex('jobs').where({ kind: DELIVERY_JOB })
+      .andWhere((q) => q.where('due_at', '<=', h.clock.now()).orWhereNotNull('lease_id')).first('key');
+    return busy === undefined;
+  });
+}
+
+/** Waits until no delivery job of the webhook event is left: none of its deliveries can send anything more. */
+export function noDeliveryJobsFor(h: TestApp, eventId: string): Promise<unknown> {
+  return waitUntil(`no delivery job left for webhook event ${eventId}`, async () =>
+    (await h.app.services.knex('jobs').where({ kind: DELIVERY_JOB }).andWhereLike('key', `%:${eventId}%`).first('key')) === undefined);
 }
