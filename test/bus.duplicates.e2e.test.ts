@@ -15,7 +15,7 @@ import { dbLabel } from './helpers/db.ts';
 import { DuplicatingBus } from './helpers/duplicating-bus.ts';
 import { leg, party, quote, settled, topUp } from './helpers/money.ts';
 import { transferMerchant, transferQuote, payerCM, recipientSN, settledTransfer, walletsOf, waitFor, type TransferMerchant } from './helpers/transfers.ts';
-import { startReceiver, configureWebhook } from './helpers/webhooks.ts';
+import { startReceiver, configureWebhook, deliveriesIdle } from './helpers/webhooks.ts';
 import { MemoryBus } from '../infra/bus/memory.ts';
 import { NatsBus } from '../infra/bus/nats.ts';
 import type { Bus } from '../infra/bus/types.ts';
@@ -161,8 +161,8 @@ t.test('no effect applied twice', async (t) => {
   const webhookRows = await waitFor('every webhook delivered', async () => {
     const rows = await s.knex('webhook_events').where({ merchant_id: m.merchantId }).select('id', 'stream_id', 'stream_version', 'event', 'delivery_status');
     return rows.length > 0 && rows.every((r: any) => r.delivery_status === 'delivered') && rows;
-  }, 30_000);
-  await new Promise((r) => setTimeout(r, 300)); // a late duplicate delivery would show up here
+  });
+  await deliveriesIdle(h); // no attempt due or under way: a late duplicate delivery would be one
   await bus.drain();
 
   for (const p of payins) t.equal((await h.as(m, 'GET', `/payins/${p.id}`)).body.status, p.status, `payin ${p.status}`);

@@ -3,9 +3,9 @@
 // audit after refunds, a rebuild that reproduces the refunds read model and the payins' refund
 // fields, and the metrics (refund legs, the refunds projection).
 import t from 'tap';
-import { startTestApp } from './helpers/app.ts';
+import { startTestApp, caughtUp } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, topUp, until } from './helpers/money.ts';
-import { startReceiver, configureWebhook } from './helpers/webhooks.ts';
+import { startReceiver, configureWebhook, deliveriesIdle } from './helpers/webhooks.ts';
 import { parseMetrics, series } from './helpers/finance.ts';
 import { verifyWebhook } from '../webhook-verifier/index.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
@@ -53,7 +53,8 @@ t.test('refund.completed and refund.failed: one signed event each, data.type ref
   t.match(b!.ev.data.object, { id: ko.id, status: 'failed', amount: '1099' });
   const events = await h.as(m, 'GET', `/events?resource_id=${ok.id}`);
   t.match(events.body.data, [{ event: 'refund.completed', data: { type: 'refund', id: ok.id } }], 'listed at GET /events');
-  await new Promise((r) => setTimeout(r, 200));
+  await caughtUp(h);
+  await deliveriesIdle(h);
   t.equal(deliveriesOf(ok.id).length + deliveriesOf(ko.id).length, 2, 'once each');
 });
 

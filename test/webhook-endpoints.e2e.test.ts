@@ -4,24 +4,29 @@
 // with a receiver that adds the new secret within the window (no verification ever fails); 410
 // disables; a disabled endpoint gets nothing; the operator's PUT sets the first endpoint; a slow
 // endpoint never delays another. Runs on both backends (test/lanes.ts SERVICES).
+//
+// No assertion races a time-out: the attempt time-out is long (a safety net), a hanging endpoint
+// hangs until the test cuts its connections, and the secret rotation runs on a manual clock.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { startTestApp, type MerchantCreds } from './helpers/app.ts';
+import { startTestApp, type MerchantCreds, type TestApp } from './helpers/app.ts';
 import {
-  startReceiver, until, sleep, widgetResource, completedWidget, configureWebhook, appendWidget, widgetCreated, widgetStep, widgetCompleted, type Delivery,
+  startReceiver, until, widgetResource, completedWidget, configureWebhook, appendWidget, widgetCreated, widgetStep, widgetCompleted,
+  deliveriesIdle, eventsOf, type Delivery,
 } from './helpers/webhooks.ts';
+import { ManualClock } from '../infra/clock.ts';
 import { registerWebhookResource } from '../workers/webhooks/resources.ts';
 import { sendTestWebhook } from '../commands/webhook-tests.ts';
 import { verifyWebhook } from '../webhook-verifier/index.ts';
 import { PER_ENDPOINT_CONCURRENCY } from '../workers/webhooks/delivery.ts';
 
 registerWebhookResource(widgetResource);
-const TIMEOUT_MS = 2500;
-const h = await startTestApp({ env: { WEBHOOK_RETRY_SCHEDULE: '0.05,0.05,0.05,0.05,0.05,0.05', WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) } });
+const env = { WEBHOOK_RETRY_SCHEDULE: '0.05,0.05,0.05,0.05,0.05,0.05', WEBHOOK_TIMEOUT_MS: '60000' };
+const h = await startTestApp({ env });
 t.teardown(() => h.stop());
 
-async function addEndpoint(m: MerchantCreds, body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
-  const r = await h.as(m, 'POST', '/webhook-endpoints', body, { idem: true });
+async function addEndpoint(m: MerchantCreds, body: Record<string, unknown>, app: TestApp = h): Promise<{ id: string; secret: string }> {
+  const r = await app.as(m, 'POST', '/webhook-endpoints', body, { idem: true });
   if (r.status !== 201) throw new Error(`endpoint create failed: ${r.status} ${r.text}`);
   return { id: r.body.id, secret: r.body.signing_secret };
 }
@@ -104,7 +109,7 @@ t.test('two endpoints, different filters and secrets: each gets exactly its even
   const testId = await sendTestWebhook(h.app.services, m.merchantId, { actor: 'test' });
   const widgets = [await completedWidget(h, m), await completedWidget(h, m)];
   await until(() => rxB.deliveries.length >= 3 && rxA.deliveries.length >= 1, 'the deliveries');
-  await sleep(300); // nothing more arrives
+  await deliveriesIdle(h); // nothing more to arrive: no attempt due or under way
   t.same(rxA.deliveries.map(idOf), [testId], 'A (webhook.test only) gets the test event alone');
   t.same(new Set(rxB.deliveries.map(idOf)), new Set([testId, ...widgets]), 'B (every event) gets all three');
   t.equal(rxB.deliveries.length, 3);
@@ -133,6 +138,11 @@ t.test('two endpoints, different filters and secrets: each gets exactly its even
 });
 
 t.test('staged rotation: a receiver that adds the new secret within the window never fails a verification', async (t) => {
+  // The window is the app's clock time: a manual clock's, so "within the window" never depends on
+  // how fast the deliveries are, and reaching its end is moving the clock.
+  const clock = new ManualClock();
+  const app = await startTestApp({ env, clock });
+  t.teardown(() => app.stop());
   const secrets: string[] = [];
   const failures: Delivery[] = [];
   const rx = await startReceiver((d) => {
@@ -141,39 +151,41 @@ t.test('staged rotation: a receiver that adds the new secret within the window n
     return { status: 400 };
   });
   t.teardown(() => rx.close());
-  const m = await h.newMerchant('Rotates');
-  const ep = await addEndpoint(m, { url: rx.url });
+  const m = await app.newMerchant('Rotates');
+  const ep = await addEndpoint(m, { url: rx.url }, app);
   secrets.push(ep.secret);
-  await completedWidget(h, m);
+  await completedWidget(app, m);
   await until(() => rx.deliveries.length === 1, 'a delivery before the rotation');
 
-  const rotated = await h.as(m, 'POST', `/webhook-endpoints/${ep.id}/rotate-secret`, { activate_after_seconds: 2 });
+  const rotated = await app.as(m, 'POST', `/webhook-endpoints/${ep.id}/rotate-secret`, { activate_after_seconds: 2 });
   t.equal(rotated.status, 200);
   t.match(rotated.body.signing_secret, /^whsec_/);
   const activatesAt = Date.parse(rotated.body.activates_at);
-  t.ok(activatesAt - Date.now() > 1000 && activatesAt - Date.now() <= 2000, 'activates in about two seconds');
+  t.equal(activatesAt - clock.now().getTime(), 2000, 'activates in two seconds');
   // Within the window: still the current secret (a receiver that has not added the new one yet accepts it).
-  await completedWidget(h, m);
+  await completedWidget(app, m);
   await until(() => rx.deliveries.length === 2, 'a delivery within the window');
   t.ok(verifies(rx.deliveries[1]!, ep.secret), 'signed with the current secret within the window');
   secrets.push(rotated.body.signing_secret); // the receiver adds the new secret, within the window
-  await completedWidget(h, m);
+  clock.advance(1999);
+  await completedWidget(app, m);
   await until(() => rx.deliveries.length === 3, 'another delivery within the window');
-  await sleep(Math.max(0, activatesAt - Date.now()) + 100);
-  await completedWidget(h, m);
+  t.ok(verifies(rx.deliveries[2]!, ep.secret), 'the current secret up to the last millisecond of the window');
+  clock.advance(1);
+  await completedWidget(app, m);
   await until(() => rx.deliveries.length === 4, 'a delivery after activation');
   const after = rx.deliveries[3]!;
-  t.ok(verifies(after, rotated.body.signing_secret) && !verifies(after, ep.secret), 'after activates_at: the new secret alone');
+  t.ok(verifies(after, rotated.body.signing_secret) && !verifies(after, ep.secret), 'from activates_at: the new secret alone');
   t.same(failures, [], 'no verification ever failed');
 
   // activate_after_seconds 0: at once.
-  const now = await h.as(m, 'POST', `/webhook-endpoints/${ep.id}/rotate-secret`, { activate_after_seconds: 0 });
-  t.ok(Date.parse(now.body.activates_at) <= Date.now());
-  await completedWidget(h, m);
+  const now = await app.as(m, 'POST', `/webhook-endpoints/${ep.id}/rotate-secret`, { activate_after_seconds: 0 });
+  t.equal(Date.parse(now.body.activates_at), clock.now().getTime());
+  await completedWidget(app, m);
   await until(() => rx.deliveries.length === 5, 'a delivery after an immediate rotation');
   t.ok(verifies(rx.deliveries[4]!, now.body.signing_secret), 'signed with the newest secret at once');
-  const plain = await h.as(m, 'POST', `/webhook-endpoints/${ep.id}/rotate-secret`);
-  t.ok(Date.parse(plain.body.activates_at) - Date.now() > 86_000_000, 'the default window is a day');
+  const plain = await app.as(m, 'POST', `/webhook-endpoints/${ep.id}/rotate-secret`);
+  t.equal(Date.parse(plain.body.activates_at) - clock.now().getTime(), 86_400_000, 'the default window is a day');
 });
 
 t.test('a 410 disables the endpoint at once; a disabled endpoint gets nothing until enabled again', async (t) => {
@@ -193,9 +205,12 @@ t.test('a 410 disables the endpoint at once; a disabled endpoint gets nothing un
 
   gone = false;
   const whileDisabled = await completedWidget(h, m);
-  await sleep(400);
+  const [notSent] = await until(async () => {
+    const l = await eventsOf(h, m, whileDisabled);
+    return l.length === 1 ? l : undefined;
+  }, 'the event from while it is disabled recorded');
+  await deliveriesIdle(h);
   t.equal(rx.deliveries.length, 1, 'nothing sent while disabled');
-  const notSent = (await h.as(m, 'GET', `/events?resource_id=${whileDisabled}`)).body.data[0];
   t.equal(notSent.delivery_status, 'not_configured', 'an event while disabled is recorded, sent to no endpoint');
   t.equal((await h.as(m, 'PATCH', `/webhook-endpoints/${ep.id}`, { status: 'enabled' })).body.status, 'enabled');
   const later = await completedWidget(h, m);
@@ -263,17 +278,18 @@ t.test("a hanging endpoint never delays its merchant's other endpoint nor anothe
   const other = await h.newMerchant('Another');
   await addEndpoint(m, { url: dead.url });
   await addEndpoint(other, { url: elsewhere.url });
-  for (let i = 0; i < 10; i++) await completedWidget(h, m);
+  const hanging: string[] = [];
+  for (let i = 0; i < 10; i++) hanging.push(await completedWidget(h, m));
   await until(() => dead.deliveries.length >= PER_ENDPOINT_CONCURRENCY, 'the hanging endpoint busy');
   await addEndpoint(m, { url: alive.url });
-  const started = Date.now();
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) ids.push(await completedWidget(h, m));
   const otherIds: string[] = [];
   for (let i = 0; i < 5; i++) otherIds.push(await completedWidget(h, other));
-  await until(() => alive.deliveries.length >= 5 && elsewhere.deliveries.length === 5, 'the fast endpoints', TIMEOUT_MS);
-  const took = Date.now() - started;
-  t.ok(took < TIMEOUT_MS - 500, `the fast endpoints got theirs in ${took} ms, before the hanging attempts time out`);
+  await until(() => alive.deliveries.length >= 5 && elsewhere.deliveries.length === 5, 'the fast endpoints');
+  // The hanging attempts hang until the test cuts them (the time-out is a minute): none has ended.
+  const ended = (await Promise.all(hanging.map((id) => eventsOf(h, m, id)))).flat().flatMap((e) => e.attempts);
+  t.same(ended, [], 'the fast endpoints got theirs while every attempt at the hanging endpoint was still under way');
   t.same(new Set(alive.deliveries.map(idOf)), new Set(ids), "the merchant's fast endpoint got exactly the events since it was added");
   t.same(new Set(elsewhere.deliveries.map(idOf)), new Set(otherIds));
   t.equal(dead.deliveries.length, PER_ENDPOINT_CONCURRENCY, `at most ${PER_ENDPOINT_CONCURRENCY} attempts in flight at the hanging endpoint`);
@@ -284,7 +300,7 @@ t.test("a resource's events keep their order per endpoint; one endpoint's wait n
   const slow = await startReceiver(() => {
     if (!first) return { status: 200 };
     first = false;
-    return { hang: true }; // its first attempt times out, then is retried
+    return { hang: true }; // its first attempt hangs until cut, then is retried
   });
   const fast = await startReceiver();
   t.teardown(() => Promise.all([slow.close(), fast.close()]));
@@ -293,10 +309,11 @@ t.test("a resource's events keep their order per endpoint; one endpoint's wait n
   await addEndpoint(m, { url: fast.url });
   const id = randomUUID();
   await appendWidget(h, id, [widgetCreated(m), widgetStep('a'), widgetCompleted()]);
-  await until(() => fast.deliveries.length === 2, 'both events at the fast endpoint', TIMEOUT_MS - 500);
+  await until(() => fast.deliveries.length === 2, 'both events at the fast endpoint');
   t.same(fast.deliveries.map((d) => d.headers['x-service-event']), ['widget.step.completed', 'widget.completed'], 'in order at the fast endpoint');
   t.equal(slow.deliveries.length, 1, 'the slow endpoint still has only the first, hanging');
-  await until(() => slow.deliveries.length === 3, 'the slow endpoint: the retry, then the next event', TIMEOUT_MS * 3);
+  slow.cut(); // the hanging attempt fails; its retry succeeds
+  await until(() => slow.deliveries.length === 3, 'the slow endpoint: the retry, then the next event');
   t.same(slow.deliveries.map((d) => d.headers['x-service-event']), ['widget.step.completed', 'widget.step.completed', 'widget.completed'],
     'the next event only once its predecessor is acknowledged there');
 });

@@ -10,7 +10,7 @@ import express from 'express';
 import { startTestApp } from './helpers/app.ts';
 import {
   startReceiver, until, sleep, widgetResource, appendWidget, widgetCreated, widgetCompleted, widgetFailed, widgetStep,
-  widgetAmended, completedWidget, configureWebhook, eventsOf, type Delivery,
+  widgetAmended, completedWidget, configureWebhook, eventsOf, deliveriesIdle, noDeliveryJobsFor, type Delivery,
 } from './helpers/webhooks.ts';
 import { registerWebhookResource } from '../workers/webhooks/resources.ts';
 import { recordWebhookEvent } from '../workers/webhooks/store.ts';
@@ -77,7 +77,8 @@ t.test('a terminal event is recorded once and delivered signed, with the snapsho
   t.equal(await recordWebhookEvent(h.app.services, toMessage(completed)), 0, 'a redelivered message inserts nothing');
   t.equal(await recordWebhookEvent(h.app.services, toMessage(completed), { firstDelivery: true }), 0,
     'a re-sent message seen as a first delivery (no lookup first) inserts nothing either');
-  await sleep(600);
+  await noDeliveryJobsFor(h, completed.id);
+  await deliveriesIdle(h);
   t.equal(rx.deliveries.length, 1, 'one delivery');
   const rows = await h.app.services.knex('webhook_events').where({ resource_id: id });
   t.equal(rows.length, 1, 'one webhook event for one terminal state change (step and amendment are not webhook events here)');
@@ -99,27 +100,27 @@ t.test('without a webhook URL the event is recorded as not_configured; redeliver
   const rx = await startReceiver();
   t.teardown(() => rx.close());
   const secret = await configureWebhook(h, m, rx.url);
-  await sleep(400);
-  t.equal(rx.deliveries.length, 0, 'configuring a URL does not send old events by itself');
-  const redeliver = await h.as(m, 'POST', `/events/${ev.id}/redeliver`);
-  t.equal(redeliver.status, 202);
-  t.equal(redeliver.body.id, ev.id);
-  const d = await until(() => rx.deliveries[0], 'the redelivery');
-  t.equal(verifyWebhook(d.body, d.headers, secret).id, ev.id);
-  const after = await until(async () => {
-    const r = await h.as(m, 'GET', `/events/${ev.id}`);
-    return r.body.delivery_status === 'delivered' ? r.body : undefined;
-  }, 'delivered');
-  t.match(after.attempts, [{ attempt: 1, trigger: 'manual', status_code: 200, succeeded: true }]);
-
   // The merchant's "no URL" was cached when the first event was recorded (bench issue 8): setting
-  // the URL clears it, so the next event is recorded pending and sent on its own.
+  // the URL clears it, so the next event is recorded pending and sent on its own. It comes after the
+  // configuration in the event order: once it is delivered, the configuration has been seen.
   const next = await completedWidget(h, m);
   const [fresh] = await until(async () => {
     const list = await eventsOf(h, m, next);
     return list.length === 1 && list[0].delivery_status === 'delivered' ? list : undefined;
   }, 'the next event, delivered without a redelivery');
   t.equal(fresh.attempts[0].trigger, 'scheduled');
+  await deliveriesIdle(h);
+  t.same(rx.deliveries.map((d) => d.headers['x-service-webhook-id']), [fresh.id], 'configuring a URL does not send old events by itself');
+  const redeliver = await h.as(m, 'POST', `/events/${ev.id}/redeliver`);
+  t.equal(redeliver.status, 202);
+  t.equal(redeliver.body.id, ev.id);
+  const d = await until(() => rx.deliveries[1], 'the redelivery');
+  t.equal(verifyWebhook(d.body, d.headers, secret).id, ev.id);
+  const after = await until(async () => {
+    const r = await h.as(m, 'GET', `/events/${ev.id}`);
+    return r.body.delivery_status === 'delivered' ? r.body : undefined;
+  }, 'delivered');
+  t.match(after.attempts, [{ attempt: 1, trigger: 'manual', status_code: 200, succeeded: true }]);
 });
 
 t.test('the whole schedule: 7 attempts with the same bytes, each signed afresh, then failed; redelivery after failed', async (t) => {
@@ -132,7 +133,7 @@ t.test('the whole schedule: 7 attempts with the same bytes, each signed afresh, 
   const failed = await until(async () => {
     const [ev] = await eventsOf(h, m, id);
     return ev?.delivery_status === 'failed' ? ev : undefined;
-  }, 'failed after the schedule', 20_000);
+  }, 'failed after the schedule');
   t.equal(failed.attempt_count, 7, '7 attempts in all');
   t.equal(failed.attempts.length, 7, 'every attempt recorded');
   t.same(failed.attempts.map((a: any) => a.attempt), [1, 2, 3, 4, 5, 6, 7]);
@@ -143,7 +144,7 @@ t.test('the whole schedule: 7 attempts with the same bytes, each signed afresh, 
   const times = failed.attempts.map((a: any) => Date.parse(a.attempted_at));
   for (let i = 1; i < times.length; i++) t.ok(times[i] - times[i - 1] >= 50, `retry ${i} waited its 0.05 s`);
   t.equal(failed.next_attempt_at, null);
-  await sleep(500);
+  await noDeliveryJobsFor(h, failed.id);
   t.equal(rx.deliveries.length, 7, 'nothing after the seventh attempt');
   t.equal(new Set(rx.deliveries.map((d) => d.body)).size, 1, 'the exact same body bytes on every attempt');
   t.equal(new Set(rx.deliveries.map((d) => d.headers['x-service-webhook-id'])).size, 1, 'the same webhook id on every attempt');
@@ -180,7 +181,7 @@ t.test('a redirect is not followed: the attempt is recorded as failed with its 3
   const ev = await until(async () => {
     const [e] = await eventsOf(h, m, id);
     return e?.delivery_status === 'failed' ? e : undefined;
-  }, 'failed', 20_000);
+  }, 'failed');
   t.equal(ev.attempts.length, 7);
   for (const a of ev.attempts) t.match(a, { status_code: 302, succeeded: false, error: 'redirect not followed' });
   t.equal(elsewhere.connections, 0, 'the redirect target was never contacted');
@@ -197,8 +198,11 @@ t.test("one resource's events reach the receiver in order, each only after the p
   const secret = await configureWebhook(h, m, rx.url);
   const id = randomUUID();
   await appendWidget(h, id, [widgetCreated(m), widgetStep('collect'), widgetStep('disburse'), widgetCompleted()]);
-  await until(() => rx.deliveries.length === 5, '5 deliveries', 15_000);
-  await sleep(300);
+  const list = await until(async () => {
+    const l = await eventsOf(h, m, id);
+    return l.length === 3 && l.every((e) => e.delivery_status === 'delivered') ? l : undefined;
+  }, 'the three events delivered');
+  for (const e of list) await noDeliveryJobsFor(h, e.id);
   const seen = rx.deliveries.map((d) => {
     const e = verifyWebhook(d.body, d.headers, secret);
     return `${e.event}:${(e.data.object as any).steps.join('+')}`;
@@ -208,7 +212,6 @@ t.test("one resource's events reach the receiver in order, each only after the p
     'widget.step.completed:collect+disburse',
     'widget.completed:collect+disburse',
   ], 'the second event waits for the first to be acknowledged, the third for the second');
-  const list = await eventsOf(h, m, id);
   t.same(list.map((e) => e.delivery_status), ['delivered', 'delivered', 'delivered']);
   // One append: the three events share their created_at, so the list order among them is not asserted.
   const counts = Object.fromEntries(list.map((e) => [`${e.event}:${e.data.object.steps.join('+')}`, e.attempt_count]));
@@ -222,7 +225,7 @@ t.test('a finally failed event releases the next one of its resource', async (t)
   await configureWebhook(h, m, rx.url);
   const id = randomUUID();
   await appendWidget(h, id, [widgetCreated(m), widgetStep('collect'), widgetFailed()]);
-  await until(() => rx.deliveries.length === 8, '7 failed attempts, then the next event', 20_000);
+  await until(() => rx.deliveries.length === 8, '7 failed attempts, then the next event');
   t.same(rx.deliveries.map((d) => d.headers['x-service-event']), [...Array(7).fill('widget.step.completed'), 'widget.failed']);
   const states = await until(async () => {
     const l = await eventsOf(h, m, id);

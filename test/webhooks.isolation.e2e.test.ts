@@ -1,5 +1,7 @@
 // One merchant's endpoint that hangs until the time-out must not delay another merchant's
-// deliveries: a few of its attempts are in flight at most, the others wait their turn.
+// deliveries: a few of its attempts are in flight at most, the others wait their turn. The time-out
+// is long enough (10 s) that the other merchant's deliveries arrive before it on a loaded machine
+// too: what is asserted is that they all arrived while every hanging attempt was still under way.
 import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import { startReceiver, until, widgetResource, completedWidget, configureWebhook, eventsOf } from './helpers/webhooks.ts';
@@ -7,7 +9,7 @@ import { registerWebhookResource } from '../workers/webhooks/resources.ts';
 import { PER_ENDPOINT_CONCURRENCY } from '../workers/webhooks/delivery.ts';
 
 registerWebhookResource(widgetResource);
-const TIMEOUT_MS = 2500;
+const TIMEOUT_MS = 10_000;
 const h = await startTestApp({ env: { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) } });
 t.teardown(() => h.stop());
 
@@ -25,12 +27,11 @@ t.test('a hanging endpoint holds a bounded number of attempts; others are delive
   for (let i = 0; i < 12; i++) slowIds.push(await completedWidget(h, slow));
   await until(() => dead.deliveries.length >= PER_ENDPOINT_CONCURRENCY, 'the hanging endpoint to be busy');
 
-  const started = Date.now();
   const fastIds: string[] = [];
   for (let i = 0; i < 6; i++) fastIds.push(await completedWidget(h, fast));
-  await until(() => alive.deliveries.length === 6, "the other merchant's deliveries", TIMEOUT_MS);
-  const took = Date.now() - started;
-  t.ok(took < TIMEOUT_MS - 500, `delivered in ${took} ms, well before the hanging attempts time out`);
+  await until(() => alive.deliveries.length === 6, "the other merchant's deliveries");
+  const ended = (await Promise.all(slowIds.map((id) => eventsOf(h, slow, id)))).flat().flatMap((e) => e.attempts);
+  t.same(ended, [], 'delivered while every attempt at the hanging endpoint was still under way');
   t.equal(dead.deliveries.length, PER_ENDPOINT_CONCURRENCY, `at most ${PER_ENDPOINT_CONCURRENCY} attempts in flight to the hanging endpoint`);
   t.same(new Set(alive.deliveries.map((d) => JSON.parse(d.body).data.id)), new Set(fastIds));
 
@@ -39,10 +40,11 @@ t.test('a hanging endpoint holds a bounded number of attempts; others are delive
     const all = await Promise.all(slowIds.map((id) => eventsOf(h, slow, id)));
     const attempts = all.flatMap((l) => l.flatMap((e) => e.attempts));
     return attempts.length >= PER_ENDPOINT_CONCURRENCY ? attempts : undefined;
-  }, 'the timed-out attempts', TIMEOUT_MS * 3);
+  }, 'the timed-out attempts');
   for (const a of timedOut) {
     t.match(a, { status_code: null, succeeded: false, error: `timed out after ${TIMEOUT_MS} ms` });
-    t.ok(a.duration_ms >= TIMEOUT_MS - 50 && a.duration_ms < TIMEOUT_MS + 1000, `lasted the time-out (${a.duration_ms} ms)`);
+    // The upper bound only says "not much longer" (a loaded machine runs timers late).
+    t.ok(a.duration_ms >= TIMEOUT_MS - 50 && a.duration_ms < TIMEOUT_MS + 5000, `lasted the time-out (${a.duration_ms} ms)`);
   }
   const all = (await Promise.all(slowIds.map((id) => eventsOf(h, slow, id)))).flat();
   const tried = all.filter((e) => e.attempt_count > 0);

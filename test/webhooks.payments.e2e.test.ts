@@ -3,9 +3,9 @@
 // resource's API JSON at that moment, with metadata, never the OTP; a payment that stays pending
 // sends none.
 import t from 'tap';
-import { startTestApp, type MerchantCreds } from './helpers/app.ts';
+import { startTestApp, caughtUp, type MerchantCreds } from './helpers/app.ts';
 import { newCustomer, quote, leg, topUp, party, settled } from './helpers/money.ts';
-import { startReceiver, until, sleep, configureWebhook, eventsOf, type Receiver } from './helpers/webhooks.ts';
+import { startReceiver, until, configureWebhook, eventsOf, deliveriesIdle, type Receiver } from './helpers/webhooks.ts';
 import { verifyWebhook } from '../webhook-verifier/index.ts';
 
 const h = await startTestApp({ env: { SANDBOX_SETTLE_MS: '50' } });
@@ -68,7 +68,8 @@ t.test('payin.completed and payin.failed: one signed event each, the snapshot is
   const listed = await eventsOf(h, m, ok);
   t.equal(listed.length, 1);
   t.match(listed[0], { id: completedEvent.id, event: 'payin.completed', delivery_status: 'delivered' });
-  await sleep(400);
+  await caughtUp(h);
+  await deliveriesIdle(h);
   t.equal(deliveriesOf(ok).length, 1, 'exactly one delivery');
   t.equal(deliveriesOf(ko).length, 1);
 });
@@ -100,7 +101,9 @@ t.test('payout.completed and payout.failed', async (t) => {
 
 t.test('a payment that stays pending sends nothing; GET /events filters by type and event', async (t) => {
   const stuck = await payin('CM_MTN_MOMO', 'CM', 'XAF', '+237670000098');
-  await sleep(800);
+  await until(async () => (await h.as(m, 'GET', `/payins/${stuck}`)).body.provider_reference, 'the stuck payin submitted');
+  await caughtUp(h);
+  await deliveriesIdle(h);
   t.equal(deliveriesOf(stuck).length, 0, 'not a terminal state: no webhook');
   t.same(await eventsOf(h, m, stuck), []);
   const payins = await h.as(m, 'GET', '/events?type=payin&limit=100');

@@ -1,16 +1,23 @@
 // The retry schedule is durable: stop the service mid-schedule, start a new one on the same
-// database, and the schedule continues there; nothing acknowledged is delivered again.
+// database, and the schedule continues there; nothing acknowledged is delivered again. Both lives
+// run on one manual clock: a retry is due when the test moves the clock an hour, never after a
+// wait, and "nothing more is sent" is "no delivery job left" rather than a pause.
 import t from 'tap';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { randomUUID } from 'node:crypto';
 import {
-  startReceiver, until, sleep, widgetResource, completedWidget, configureWebhook, eventsOf, appendWidget, widgetCreated, widgetCompleted,
+  startReceiver, until, widgetResource, completedWidget, configureWebhook, eventsOf, appendWidget, widgetCreated, widgetCompleted,
 } from './helpers/webhooks.ts';
 import { registerWebhookResource } from '../workers/webhooks/resources.ts';
 import { verifyWebhook } from '../webhook-verifier/index.ts';
+import { ManualClock } from '../infra/clock.ts';
+import { readCheckpoint } from '../infra/checkpoints.ts';
+import { FORWARDER } from '../workers/event-forwarder.ts';
 
 registerWebhookResource(widgetResource);
-const env = { WEBHOOK_RETRY_SCHEDULE: '1.5,1.5,1.5,1.5,1.5,1.5', WEBHOOK_TIMEOUT_MS: '2000' };
+const HOUR = 3600_000;
+const env = { WEBHOOK_RETRY_SCHEDULE: '3600,3600,3600,3600,3600,3600', WEBHOOK_TIMEOUT_MS: '2000' };
+const clock = new ManualClock();
 
 t.test('stop mid-schedule, restart on the same database: the schedule goes on, acknowledged events are not resent', async (t) => {
   const failFirst = new Map<string, number>();
@@ -25,7 +32,7 @@ t.test('stop mid-schedule, restart on the same database: the schedule goes on, a
   });
   t.teardown(() => rx.close());
 
-  const first = await startTestApp({ env });
+  const first = await startTestApp({ env, clock });
   let second: TestApp | undefined;
   t.teardown(async () => {
     if (second) await second.stop();
@@ -54,21 +61,29 @@ t.test('stop mid-schedule, restart on the same database: the schedule goes on, a
   // One delivery per (event, endpoint); the operator's URL is the first endpoint, id = the merchant id.
   t.same(jobs.map((j: any) => j.key), [`auto:${afterOne.id}:${m.merchantId}`], 'the retry is kept in the database while nothing runs');
   const receivedBefore = rx.deliveries.length;
-  await sleep(2000);
+  clock.advance(HOUR); // the retry is due while nothing runs
   t.equal(rx.deliveries.length, receivedBefore, 'nothing is sent while the service is down');
 
-  second = await startTestApp({ env, shareWith: first });
+  second = await startTestApp({ env, shareWith: first, clock });
+  await until(async () => (await eventsOf(second!, m, retried))[0]?.attempt_count === 2, 'the retry due at the restart made');
+  clock.advance(HOUR);
   const done = await until(async () => {
     const [e] = await eventsOf(second!, m, retried);
     return e?.delivery_status === 'delivered' ? e : undefined;
-  }, 'delivered after the restart', 15_000);
+  }, 'delivered after the restart');
   t.same(done.attempts.map((a: any) => [a.attempt, a.status_code]), [[1, 500], [2, 500], [3, 200]], 'the schedule continued where it was');
-  t.ok(Date.parse(done.attempts[1].attempted_at) - Date.parse(done.attempts[0].attempted_at) >= 1500, 'the retry kept its delay');
+  t.ok(Date.parse(done.attempts[1].attempted_at) - Date.parse(done.attempts[0].attempted_at) >= HOUR, 'the retry kept its delay');
 
-  await sleep(2500);
+  // Nothing more can be sent: no delivery job is left, and the new life has forwarded (and its
+  // recorder seen again) every event after the checkpoint of the first.
+  const knex = second.app.services.knex;
+  await until(async () => (await knex('jobs').where({ kind: 'webhook.delivery' })).length === 0, 'no delivery job left');
+  const head = await second.app.services.store.head();
+  await until(async () => (await readCheckpoint(knex, FORWARDER)) >= head, 'the new life forwarded every event');
   const byId = new Map<string, number>();
   for (const d of rx.deliveries) {
-    const ev = verifyWebhook(d.body, d.headers, secret);
+    // Signed at the manual clock's instants, which span the two hours the test moved it.
+    const ev = verifyWebhook(d.body, d.headers, secret, { now: clock.now(), toleranceSeconds: 3 * 3600 });
     byId.set(ev.data.id, (byId.get(ev.data.id) ?? 0) + 1);
   }
   t.equal(byId.get(acked), 1, 'the event acknowledged before the restart was not delivered again');
