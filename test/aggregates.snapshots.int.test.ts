@@ -8,6 +8,7 @@ import { systemClock } from '../infra/clock.ts';
 import { fold, type Decider, type DomainEvent } from '../domain/decider.ts';
 import { jsonSnapshot } from '../domain/snapshot-json.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 t.comment(`on ${dbLabel}`);
 
@@ -38,13 +39,11 @@ const add = (agg: Aggregates, id: string, n: bigint) => agg.transact([id], async
 });
 
 /** Waits for the background write of a snapshot at `version` or newer. */
-async function snapshotAt(store: PostgresEventStore, id: string, version: number) {
-  for (let i = 0; i < 200; i++) {
+function snapshotAt(store: PostgresEventStore, id: string, version: number) {
+  return waitUntil(`the snapshot of ${id} at ${version}`, async () => {
     const s = await store.readSnapshot(id);
-    if (s && s.version >= version) return s;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`no snapshot of ${id} at ${version}`);
+    return s && s.version >= version ? s : undefined;
+  });
 }
 
 const BIG = 9_007_199_254_740_993n; // 2^53 + 1
@@ -115,7 +114,7 @@ t.test('a snapshot write that fails never fails the command, and is reported', a
   for (let i = 1; i <= 7; i++) await add(a, 's-4', 1n);
   store.writeSnapshot = () => { writes++; return Promise.reject(new Error('snapshot store still down')); };
   for (let i = 1; i <= 5; i++) await add(a, 's-4', 1n);
-  await new Promise((r) => setTimeout(r, 50));
+  await waitUntil('the second snapshot write attempted and its failure reported', () => writes >= 2 && errors.length >= 2);
   t.equal(writes, 2, 'a write was attempted at 5 and at 10 events');
   t.equal(errors.length, 2, 'both failures reported');
   t.equal(errors[0]![1], 's-4');

@@ -10,6 +10,7 @@ import { jsonSnapshot } from '../domain/snapshot-json.ts';
 import { formatAuditReport, runAudit } from '../projections/finance-audit.ts';
 import type { AnyDecider } from '../projections/snapshot-audit.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 t.comment(`on ${dbLabel}`);
 
@@ -33,9 +34,8 @@ t.test('a snapshot equal to the fold passes; a tampered, a too-new or an older-s
   });
   for (let i = 0; i < 9; i++) await add('counted-a');
   for (let i = 0; i < 5; i++) await add('counted-b');
-  for (let i = 0; i < 200 && ((await store.readSnapshot('counted-a'))?.version !== 8 || (await store.readSnapshot('counted-b'))?.version !== 4); i++) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await waitUntil('the snapshots of counted-a at 8 and counted-b at 4', async () =>
+    (await store.readSnapshot('counted-a'))?.version === 8 && (await store.readSnapshot('counted-b'))?.version === 4);
   const audit = () => runAudit(tdb.db.knex, store, [], { snapshotDeciders: deciders, batchSize: 3 });
 
   const clean = await audit();

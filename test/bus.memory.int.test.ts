@@ -1,7 +1,7 @@
 // The bus contract on the in-process bus (embedded mode).
 import t from 'tap';
 import { MemoryBus } from '../infra/bus/memory.ts';
-import { busContract } from './helpers/bus-contract.ts';
+import { busContract, waitFor } from './helpers/bus-contract.ts';
 
 busContract(t, {
   make: async () => {
@@ -33,10 +33,10 @@ t.test('in-process bus: a stopped instance hands what it still holds to another 
     handler: async (m) => { seen.push({ who: 'b', count: m.deliveryCount }); },
   });
   const stopping = a.stop();
+  const start = Date.now(); // the handler answers its retry delay after this
   releaseFirst();
   await stopping;
-  const start = Date.now();
-  while (seen.length < 2 && Date.now() - start < 5_000) await new Promise((r) => setTimeout(r, 10));
+  await waitFor('the retry at the running instance', () => seen.length >= 2);
   t.same(seen, [{ who: 'a', count: 1 }, { who: 'b', count: 2 }], 'the retry went to the running instance');
   t.ok(Date.now() - start >= 290, 'after the delay the handler asked for');
   t.equal(bus.hasUnsettled(), false, 'settled');

@@ -12,6 +12,7 @@ import { startApp } from '../app/app.ts';
 import { createLogger } from '../infra/log.ts';
 import { testDatabase } from './helpers/db.ts';
 import { sleep, waitFor } from './helpers/bus-contract.ts';
+import { settles } from './helpers/wait.ts';
 import { makeEventForwarder } from '../workers/event-forwarder.ts';
 
 /** A handler that holds every message until the gate opens. */
@@ -19,6 +20,17 @@ function gate() {
   let open!: () => void;
   const opened = new Promise<void>((r) => (open = r));
   return { open, opened };
+}
+
+/** Counts the calls to the bus's room() still waiting (the forwarder is its only caller): whether it waits for room now. */
+function waitingForRoom(bus: MemoryBus): () => boolean {
+  const room = bus.room.bind(bus);
+  let waiting = 0;
+  bus.room = () => {
+    waiting++;
+    return room().finally(() => waiting--);
+  };
+  return () => waiting > 0;
 }
 
 /** The service on a test database and the given in-process bus, every event forwarded; stopped at teardown. */
@@ -52,11 +64,12 @@ t.test('room() waits while a consumer has more than ROOM_HIGH queued, until it i
   g.open();
   await waiting;
   t.ok(bus.fullest() <= ROOM_HIGH / 2, 'room once the queue is down to half');
-  await waitFor('every message', () => seen.size === ROOM_HIGH + 10, 10_000);
+  await waitFor('every message', () => seen.size === ROOM_HIGH + 10);
 });
 
 t.test('the event forwarder leaves a slow consumer\'s backlog in the event store', async (t) => {
   const bus = new MemoryBus();
+  const forwarderWaits = waitingForRoom(bus);
   const app = await appOn(t, bus, 'worker');
   const g = gate();
   const seen = new Map<string, number>();
@@ -72,22 +85,19 @@ t.test('the event forwarder leaves a slow consumer\'s backlog in the event store
     }]);
   }
   // The forwarder reads on and stops where the consumer's queue passed the mark (a window of
-  // publishes may go past it).
-  let most = 0;
-  const end = Date.now() + 1_500;
-  while (Date.now() < end) {
-    most = Math.max(most, bus.fullest());
-    await sleep(20);
-  }
+  // publishes may go past it): it waits for room, and the gated queue stays as it is.
+  await waitFor('the forwarder to wait for room with the queue past the mark', () => forwarderWaits() && bus.fullest() > ROOM_HIGH);
+  const most = bus.fullest();
   t.ok(most > ROOM_HIGH / 2, `the queue filled (${most})`);
   t.ok(most <= ROOM_HIGH + 64, `but no further than the mark and one window of publishes (${most} of ${EVENTS})`);
   g.open();
-  await waitFor('every event delivered', () => seen.size === EVENTS, 30_000);
+  await waitFor('every event delivered', () => seen.size === EVENTS);
   t.ok([...seen.values()].every((n) => n === 1), 'each once');
 });
 
 t.test('a forwarder waiting for room stops at once when asked', async (t) => {
   const bus = new MemoryBus();
+  const forwarderWaits = waitingForRoom(bus);
   const g = gate();
   // The API role starts no workers: the forwarder below is the only one, stopped by the test.
   const app = await appOn(t, bus, 'api', g.open);
@@ -99,8 +109,7 @@ t.test('a forwarder waiting for room stops at once when asked', async (t) => {
       events: Array.from({ length: 100 }, (_, j) => ({ type: 'room.stopped', data: { n: i + j } })),
     }]);
   }
-  await waitFor('the queue over the mark', () => bus.fullest() > ROOM_HIGH, 10_000);
-  await sleep(100); // the forwarder is now waiting for room
-  const outcome = await Promise.race([stopForwarder().then(() => 'stopped'), sleep(5_000).then(() => 'still waiting')]);
-  t.equal(outcome, 'stopped', 'the stop does not wait for the slow consumer');
+  await waitFor('the forwarder to wait for room with the queue over the mark', () => forwarderWaits() && bus.fullest() > ROOM_HIGH);
+  await settles('the forwarder to stop while it waits for room (it must not wait for the slow consumer)', stopForwarder());
+  t.pass('the stop does not wait for the slow consumer');
 });

@@ -167,7 +167,7 @@ if (!url) {
     await bus.consume({ durable: 'long', subjects: ['long.>'], handler: handler('a') });
     await peer.consume({ durable: 'long', subjects: ['long.>'], handler: handler('b') });
     await bus.publish('long.job', randomUUID(), {});
-    await waitFor('the handler to finish', () => finished, 10_000);
+    await waitFor('the handler to finish', () => finished);
     await sleep(1_500);
     t.equal(deliveries.length, 1, 'delivered once, to one instance');
     t.equal(deliveries[0]!.count, 1);
@@ -194,7 +194,7 @@ if (!url) {
     await survivor.publish('crash.job', id, {});
     await waitFor('the first delivery', () => got.length >= 1);
     await survivor.consume({ durable: 'crash', subjects: ['crash.>'], handler: async (m) => { got.push({ who: 'survivor', id: m.id, count: m.deliveryCount }); } });
-    await waitFor('the redelivery', () => got.length >= 2, ACK_WAIT_MS + 10_000);
+    await waitFor('the redelivery', () => got.length >= 2);
     t.same(got, [{ who: 'dying', id, count: 1 }, { who: 'survivor', id, count: 2 }]);
     release();
   });
@@ -211,11 +211,10 @@ if (!url) {
       t.equal(await bus.healthy(), true);
       const before = bus.generation();
       await server.kill9();
-      await waitFor('healthy() to turn false', () => bus.generation() > before, 10_000);
+      await waitFor('healthy() to turn false', () => bus.generation() > before);
       t.equal(await bus.healthy(), false, 'unhealthy while the server is down');
       await server.start();
-      const until = Date.now() + 20_000;
-      while (!(await bus.healthy()) && Date.now() < until) await sleep(100);
+      await waitFor('the bus healthy again', () => bus.healthy());
       t.equal(await bus.healthy(), true, 'healthy again after reconnecting');
     });
 
@@ -230,19 +229,14 @@ if (!url) {
       t.equal(ready.body.checks.bus, true);
       const generation = (h.app.services.bus as NatsBus).generation();
       await server.kill9();
-      await waitFor('the disconnect', () => (h.app.services.bus as NatsBus).generation() > generation, 10_000);
+      await waitFor('the disconnect', () => (h.app.services.bus as NatsBus).generation() > generation);
       const down = await request(h.url, 'GET', '/readyz');
       t.equal(down.status, 503, 'not ready without the bus');
       t.equal(down.body.checks.bus, false);
       t.equal((await request(h.url, 'GET', '/healthz')).status, 200, 'still alive');
       await server.start();
-      const until = Date.now() + 20_000;
-      let back = await request(h.url, 'GET', '/readyz');
-      while (back.status !== 200 && Date.now() < until) {
-        await sleep(200);
-        back = await request(h.url, 'GET', '/readyz');
-      }
-      t.equal(back.status, 200, 'ready again after the reconnect');
+      await waitFor('/readyz to answer 200 again', async () => (await request(h.url, 'GET', '/readyz')).status === 200);
+      t.equal((await request(h.url, 'GET', '/readyz')).status, 200, 'ready again after the reconnect');
     });
 
     t.test('kill -9 of the server: the consumer continues after the restart, and nothing acknowledged is lost once re-sent', async (t) => {
@@ -260,9 +254,8 @@ if (!url) {
       const generation = bus.generation();
       await server.kill9();
       await server.start();
-      await waitFor('the bus to notice', () => bus.generation() > generation, 10_000);
-      const until = Date.now() + 20_000;
-      while (!(await bus.healthy()) && Date.now() < until) await sleep(100);
+      await waitFor('the bus to notice', () => bus.generation() > generation);
+      await waitFor('the bus reconnected', () => bus.healthy());
       t.equal(await bus.healthy(), true, 'reconnected');
       const kept = Number((await bus.jsm.streams.info(bus.streamName)).state.messages);
       t.comment(`the restarted server kept ${kept} of the ${before.length} acknowledged messages`);
@@ -271,7 +264,7 @@ if (!url) {
       for (const [i, id] of before.entries()) await bus.publish('ledger.entry', id, { i });
       const after = Array.from({ length: 100 }, () => randomUUID());
       for (const [i, id] of after.entries()) await bus.publish('ledger.entry', id, { i: 300 + i });
-      await waitFor('every message', () => [...before, ...after].every((id) => received.has(id)), 30_000);
+      await waitFor('every message', () => [...before, ...after].every((id) => received.has(id)));
       t.equal(Number((await bus.jsm.streams.info(bus.streamName)).state.messages), 400,
         'the stream holds each message once: the re-send filled the gaps and was deduplicated');
       t.ok([...before, ...after].every((id) => received.has(id)), 'the consumer got every message, before and after the crash');

@@ -16,7 +16,7 @@ import type { Bus, Consumer, ConsumerOptions } from '../infra/bus/types.ts';
 import { readCheckpoint } from '../infra/checkpoints.ts';
 import { FORWARDER, PUBLISH_SAFETY_MARGIN_MS } from '../workers/event-forwarder.ts';
 import { testDatabase } from './helpers/db.ts';
-import { sleep, waitFor } from './helpers/bus-contract.ts';
+import { waitFor } from './helpers/bus-contract.ts';
 
 /** The in-process bus, plus a generation the test bumps to play "the server was lost". */
 class LosableBus implements Bus {
@@ -73,29 +73,26 @@ const appendThree = async () => {
 
 t.test('the checkpoint passes a published event only after the safety margin', async (t) => {
   const { ids, position } = await appendThree();
-  await waitFor('the publish', () => ids.every((id) => bus.published.has(id)), 10_000);
+  await waitFor('the publish', () => ids.every((id) => bus.published.has(id)));
   const publishedAt = Date.now();
   t.ok(await checkpoint() < position, 'not saved right after the acknowledgement');
-  const until = Date.now() + PUBLISH_SAFETY_MARGIN_MS + 5_000;
-  while ((await checkpoint()) < position && Date.now() < until) await sleep(50);
+  await waitFor('the checkpoint saved past the batch once the margin passed', async () => (await checkpoint()) >= position);
   t.ok((await checkpoint()) >= position, 'saved once the margin passed');
   t.ok(Date.now() - publishedAt >= PUBLISH_SAFETY_MARGIN_MS - 300, 'and not much before');
 });
 
 t.test('when the bus loses its server, what was not yet safe is sent again, and only that', async (t) => {
   const settled = await appendThree();
-  await waitFor('the first publish', () => settled.ids.every((id) => bus.published.has(id)), 10_000);
-  const until = Date.now() + PUBLISH_SAFETY_MARGIN_MS + 5_000;
-  while ((await checkpoint()) < settled.position && Date.now() < until) await sleep(50);
+  await waitFor('the first publish', () => settled.ids.every((id) => bus.published.has(id)));
+  await waitFor('the checkpoint past the first events', async () => (await checkpoint()) >= settled.position);
   t.ok((await checkpoint()) >= settled.position, 'the first events are behind the checkpoint');
 
   const fresh = await appendThree();
-  await waitFor('the second publish', () => fresh.ids.every((id) => bus.published.has(id)), 10_000);
+  await waitFor('the second publish', () => fresh.ids.every((id) => bus.published.has(id)));
   bus.loseServer(); // within the margin: the server may have lost them
-  await waitFor('the re-send', () => fresh.ids.every((id) => bus.published.get(id) === 2), 10_000);
+  await waitFor('the re-send', () => fresh.ids.every((id) => bus.published.get(id) === 2));
   t.same(fresh.ids.map((id) => bus.published.get(id)), [2, 2, 2], 'the unsafe events were sent again');
   t.same(settled.ids.map((id) => bus.published.get(id)), [1, 1, 1], 'what the checkpoint covered was not');
-  const later = Date.now() + PUBLISH_SAFETY_MARGIN_MS + 5_000;
-  while ((await checkpoint()) < fresh.position && Date.now() < later) await sleep(50);
+  await waitFor('the checkpoint past the re-sent events', async () => (await checkpoint()) >= fresh.position);
   t.ok((await checkpoint()) >= fresh.position, 'the checkpoint moves on after the re-send');
 });

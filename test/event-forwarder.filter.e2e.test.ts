@@ -14,6 +14,7 @@ import { workers } from '../app/registry.ts';
 import { readCheckpoint } from '../infra/checkpoints.ts';
 import { FORWARDER } from '../workers/event-forwarder.ts';
 import { testDatabase } from './helpers/db.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 /** The in-process bus, counting what is published by event type. */
 class CountingBus extends MemoryBus {
@@ -41,8 +42,7 @@ async function run(t: Test, forward: string | undefined) {
     events: [{ type: 'quote.created', data: {} }, { type: 'forwarder.unread', data: {} }, { type: 'payin.completed', data: {} }],
   }]);
   // The in-process bus saves the checkpoint once every consumer has settled what it was given.
-  const until = Date.now() + 10_000;
-  while ((await readCheckpoint(app.services.knex, FORWARDER)) < r.position && Date.now() < until) await new Promise((res) => setTimeout(res, 50));
+  await waitUntil('the checkpoint to pass the batch', async () => (await readCheckpoint(app.services.knex, FORWARDER)) >= r.position);
   t.ok((await readCheckpoint(app.services.knex, FORWARDER)) >= r.position, 'the checkpoint passed the batch');
   return bus.types;
 }

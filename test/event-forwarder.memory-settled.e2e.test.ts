@@ -16,12 +16,20 @@ import { readCheckpoint } from '../infra/checkpoints.ts';
 import { FORWARDER } from '../workers/event-forwarder.ts';
 import { subjectOf } from '../infra/bus/forwarded-event.ts';
 import { testDatabase } from './helpers/db.ts';
-import { sleep, waitFor } from './helpers/bus-contract.ts';
+import { waitFor } from './helpers/bus-contract.ts';
 
 const TYPE = 'forwarder.settled_tested';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-fwd-mem-'));
 const tdb = await testDatabase();
 const bus = new MemoryBus();
+// The forwarder asks the bus for its lowest unsettled message at each attempt to save its
+// checkpoint (nothing else asks): counted, so a test waits for the saves themselves.
+let saveAttempts = 0;
+const lowestUnsettled = bus.lowestUnsettled.bind(bus);
+bus.lowestUnsettled = () => {
+  saveAttempts++;
+  return lowestUnsettled();
+};
 // The test's consumer holds each message until the test releases it; it subscribes before the
 // forwarder starts (the app's start), as the service's own consumers do.
 const release = new Map<string, () => void>();
@@ -48,11 +56,17 @@ const checkpoint = () => readCheckpoint(app.services.knex, FORWARDER);
 const appendOne = async () => {
   const id = randomUUID();
   const r = await app.services.store.append([{ streamId: `fwd-mem-${randomUUID()}`, expectedVersion: 0, events: [{ id, type: TYPE, data: {} }] }]);
-  await waitFor('the consumer to have it', () => received.has(id), 10_000);
+  await waitFor('the consumer to have it', () => received.has(id));
   return { id, position: r.position };
 };
-/** The forwarder saves every 250 ms: a second is four chances. */
-const settle = () => sleep(1_000);
+/**
+ * Until the forwarder has made a whole save attempt from the state as it is now: its attempts run
+ * one after the other, so once the second one from now has begun, the first has written (or not).
+ */
+const settle = () => {
+  const from = saveAttempts;
+  return waitFor('a checkpoint save attempt from the state as it is now', () => saveAttempts >= from + 2);
+};
 
 t.test('the checkpoint follows the lowest unsettled message, not a moment with none', async (t) => {
   const first = await appendOne();
@@ -62,6 +76,7 @@ t.test('the checkpoint follows the lowest unsettled message, not a moment with n
 
   release.get(first.id)!();
   const third = await appendOne(); // the load goes on: something is always unsettled
+  await waitFor('the checkpoint to pass the first', async () => (await checkpoint()) >= first.position);
   await settle();
   t.equal(await checkpoint(), first.position, 'the first settled: the checkpoint passes it while the second and third are handled');
 
@@ -70,7 +85,6 @@ t.test('the checkpoint follows the lowest unsettled message, not a moment with n
   t.equal(await checkpoint(), first.position, 'the third settled, the second not: a crash now would lose the second, so not past it');
 
   release.get(second.id)!();
-  const until = Date.now() + 5_000;
-  while ((await checkpoint()) !== third.position && Date.now() < until) await sleep(50);
+  await waitFor('the checkpoint at the last forwarded event', async () => (await checkpoint()) === third.position);
   t.equal(await checkpoint(), third.position, 'all settled: the checkpoint is at the last forwarded event');
 });

@@ -11,6 +11,7 @@ import { startApp, type RunningApp } from '../app/app.ts';
 import { createLogger } from '../infra/log.ts';
 import { MemoryBus } from '../infra/bus/memory.ts';
 import { testDatabase } from './helpers/db.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 /** The in-process bus, noting at each publish how far the service has read the global order. */
 class WatchingBus extends MemoryBus {
@@ -44,9 +45,7 @@ t.test('every event is published after the merchant versions up to it were noted
   await s.store.append([{ streamId: merchantStream, expectedVersion: 1, events: [{ type: 'merchant.status_changed', data: { status: 'active', at: new Date().toISOString() } }] }]);
   // A consumed type (the recorder ignores it: no webhook resource on this stream).
   const r = await s.store.append([{ streamId: `other-${randomUUID()}`, expectedVersion: 0, events: [{ type: 'payin.completed', data: {} }] }]);
-  const until = Date.now() + 10_000;
-  while (!bus.seen.some((x) => x.position === r.position) && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
-  const published = bus.seen.find((x) => x.position === r.position);
+  const published = await waitUntil('the event published', () => bus.seen.find((x) => x.position === r.position));
   t.ok(published, 'the event was published');
   t.ok(published!.readTo >= r.position, 'read up to it before it was published');
   t.equal(published!.merchantVersion, 2, 'with the merchant stream\'s newest version before it');

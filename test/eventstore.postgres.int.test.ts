@@ -5,6 +5,7 @@ import { ManualClock, systemClock } from '../infra/clock.ts';
 import { openDatabase } from '../infra/db.ts';
 import { eventStoreContract } from './helpers/eventstore-contract.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 t.comment(`event-store contract on ${dbLabel}`);
 eventStoreContract(t, async () => {
@@ -50,7 +51,9 @@ t.test('an append in flight is never overtaken: the next one waits, readers see 
   let secondDone = false;
   const second = store.append([{ streamId: 'late-2', expectedVersion: 0, events: [{ type: 'after', data: {} }] }])
     .then((r) => { secondDone = true; return r; });
-  await new Promise((r) => setTimeout(r, 500));
+  await waitUntil('the second append waiting for the append lock', async () => Number((await held.query(
+    `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)).rows[0].n) > 0);
   t.notOk(secondDone, 'the second append waits while the first is in flight');
   t.same((await store.readAll(from, 10)).map((e) => e.type), [], 'nothing is readable yet');
   await held.query('COMMIT');

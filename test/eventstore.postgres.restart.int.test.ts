@@ -5,6 +5,7 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { PrivatePostgres, postgresBinDir } from './helpers/private-postgres.ts';
+import { waitUntil } from './helpers/wait.ts';
 import { openDatabase, migrate } from '../infra/db.ts';
 import { PostgresEventStore } from '../infra/eventstore/postgres.ts';
 import { systemClock } from '../infra/clock.ts';
@@ -47,14 +48,12 @@ if (!process.env.DATABASE_URL) {
         }
       }
     })();
-    await new Promise((r) => setTimeout(r, 500));
+    await waitUntil('a few appends before the restart', () => ok >= 5);
     const before = ok;
     await pg.stopImmediate();
     await new Promise((r) => setTimeout(r, 500));
     await pg.start();
-    const until = Date.now() + 20_000;
-    while (ok < before + 20 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-    stop = true;
+    await waitUntil('20 appends after the restart', () => ok >= before + 20).finally(() => { stop = true; });
     await writer;
     t.comment(`appends: ${ok} succeeded (${before} before the restart), ${failed} failed while the server was down`);
     t.ok(ok >= before + 20, 'appends succeed again once the server is back (the process is still alive)');

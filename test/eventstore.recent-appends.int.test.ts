@@ -7,6 +7,7 @@ import { RecentAppends } from '../infra/eventstore/recent-appends.ts';
 import { systemClock } from '../infra/clock.ts';
 import type { RecordedEvent } from '../infra/eventstore/types.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 t.comment(`on ${dbLabel}`);
 
@@ -79,14 +80,13 @@ t.test('a subscriber right behind our appends gets them all, in order, without r
   const seen: bigint[] = [];
   const sub = store.subscribe({ after: 0n, handler: async (events) => { seen.push(...events.map((e) => e.position)); } });
   t.teardown(() => sub.stop());
-  while (seen.length < 1) await new Promise((r) => setTimeout(r, 5));
+  await waitUntil('the subscriber to catch up with the first event', () => seen.length >= 1);
   const readsAfterCatchUp = reads;
   const APPENDS = 30;
   for (let i = 0; i < APPENDS; i++) {
     await store.append([{ streamId: `s-${i % 3}`, expectedVersion: Math.floor(i / 3) * 2, events: [{ type: 'x', data: { i } }, { type: 'y', data: { i } }] }]);
   }
-  const deadline = Date.now() + 5000;
-  while (seen.length < 1 + APPENDS * 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await waitUntil('the subscriber to get every event', () => seen.length >= 1 + APPENDS * 2);
   const all = (await readAll(0n, 1000)).map((e) => e.position);
   t.same(seen, all, 'every event once, in the global order');
   // Without the buffer each append costs a read (and its NOTIFY echo another on PostgreSQL): 30 to 60.
@@ -106,8 +106,8 @@ t.test('commits of another store instance (another process) in between are read 
     const store = i % 3 === 0 ? theirs : ours;
     await store.append([{ streamId: `m-${i}`, expectedVersion: 0, events: [{ type: 'x', data: { i } }] }]);
   }
-  const deadline = Date.now() + 5000; // the other instance's commits may wait for the poll interval
-  while (seen.length < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  // The other instance's commits may wait for the poll interval.
+  await waitUntil('the subscriber to get all 20 events', () => seen.length >= 20);
   t.same(seen, (await ours.readAll(0n, 100)).map((e) => e.position), 'all 20, in order, whoever wrote them');
 });
 

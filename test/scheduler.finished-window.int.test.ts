@@ -5,6 +5,7 @@ import pino from 'pino';
 import { Scheduler } from '../infra/scheduler.ts';
 import { systemClock } from '../infra/clock.ts';
 import { testDatabase } from './helpers/db.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const log = pino({ level: 'silent' });
 
@@ -30,8 +31,7 @@ async function runJobs(t: Test, keys: string[], concurrency: number, runMs: (key
   t.teardown(() => { knex.off('query', onQuery); });
   await Promise.all(keys.map((key) => s.schedule('k', key, {}, systemClock.now())));
   s.start();
-  const end = Date.now() + 5000;
-  while (ran.length < keys.length && Date.now() < end) await new Promise((r) => setTimeout(r, 1));
+  await waitUntil(`every job of ${keys.join(', ')} run`, () => ran.length >= keys.length);
   await s.stop();
   const left = await knex('jobs').count<{ count: string }[]>('* as count');
   return { ran, deletes, left: Number(left[0]!.count) };

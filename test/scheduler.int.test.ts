@@ -4,15 +4,10 @@ import pino from 'pino';
 import { Scheduler, type Job } from '../infra/scheduler.ts';
 import { ManualClock } from '../infra/clock.ts';
 import { testDatabase } from './helpers/db.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const log = pino({ level: 'silent' });
-const until = async (cond: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
+const until = (cond: () => boolean, what = 'the runs') => waitUntil(what, cond);
 
 t.test('runs a due job once; scheduling the same key twice is one job', async (t) => {
   const tdb = await testDatabase();
@@ -31,8 +26,7 @@ t.test('runs a due job once; scheduling the same key twice is one job', async (t
   t.same(runs[0]!.payload, { n: 1 });
   // Removed once its run has returned (the removal follows the run, batched with others).
   const left = async () => Number((await tdb.db.knex('jobs').count<{ count: string }[]>('* as count'))[0]!.count);
-  const end = Date.now() + 5000;
-  while ((await left()) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  await waitUntil('the finished job removed', async () => (await left()) === 0);
   t.equal(await left(), 0, 'a finished job is removed');
 });
 
@@ -62,13 +56,8 @@ t.test('a future job waits for its time; retryAt reschedules; a throw retries wi
   await until(() => attempts.length === 3);
   t.same(attempts, [1, 2, 3]);
   // Removed once the third run has returned (the removal follows the run, batched with others).
-  const end = Date.now() + 5000;
-  let row = await tdb.db.knex('jobs').where({ kind: 'k', key: 'x' }).first();
-  while (row && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 10));
-    row = await tdb.db.knex('jobs').where({ kind: 'k', key: 'x' }).first();
-  }
-  t.notOk(row, 'done after the third run');
+  await waitUntil('the job removed after its third run', async () => !(await tdb.db.knex('jobs').where({ kind: 'k', key: 'x' }).first()));
+  t.notOk(await tdb.db.knex('jobs').where({ kind: 'k', key: 'x' }).first(), 'done after the third run');
   await s.polled(); // a poll has looked at the jobs on the clock as it stands
   t.same(attempts, [1, 2, 3], 'and not run again');
 });
@@ -165,10 +154,7 @@ t.test('runs that finish together are removed by one DELETE (each by its own lea
   const on = (q: { sql: string }) => { if (/^DELETE FROM jobs/.test(q.sql)) deletes.push(q.sql); };
   tdb.db.knex.on('query', on);
   release(); // all twenty finish in the same turn
-  const end = Date.now() + 5000;
-  while (Number((await tdb.db.knex('jobs').count<{ count: string }[]>('* as count'))[0]!.count) > 0 && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await waitUntil('every finished job removed', async () => Number((await tdb.db.knex('jobs').count<{ count: string }[]>('* as count'))[0]!.count) === 0);
   tdb.db.knex.removeListener('query', on);
   t.equal(Number((await tdb.db.knex('jobs').count<{ count: string }[]>('* as count'))[0]!.count), 0, 'every finished job removed');
   t.equal(deletes.length, 1, 'in one statement');

@@ -6,9 +6,9 @@ import pino from 'pino';
 import { Scheduler } from '../infra/scheduler.ts';
 import { systemClock } from '../infra/clock.ts';
 import { testDatabase } from './helpers/db.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const log = pino({ level: 'silent' });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('a claim that returns after stop(): its job does not run, and is free for the next process at once', async (t) => {
   const tdb = await testDatabase();
@@ -28,11 +28,13 @@ t.test('a claim that returns after stop(): its job does not run, and is free for
   s.nudge('k');
   // The poll has begun its claim, and waits for the lock.
   const waiting = async () => Number((await knex.raw(`SELECT count(*) AS n FROM pg_locks WHERE relation = 'jobs'::regclass AND NOT granted`)).rows[0].n);
-  while ((await waiting()) === 0) await sleep(5);
+  await waitUntil('the claim waiting for the table lock', async () => (await waiting()) > 0);
   const stopped = s.stop();
   await tx.commit();
   await stopped;
-  await sleep(200); // a run started behind stop()'s back would have happened by now
+  // A check that nothing happens after stop(), not a wait for something the scheduler does: nothing
+  // of it runs any more (stop() waited for its polls and runs), so a moment is all there is to give.
+  await new Promise((r) => setTimeout(r, 200));
   t.equal(ran, 0, 'nothing ran after stop()');
   const row = await knex('jobs').where({ kind: 'k', key: 'one' }).first();
   t.ok(row, 'the job is still there');
@@ -45,7 +47,6 @@ t.test('a claim that returns after stop(): its job does not run, and is free for
   next.register('k', async () => { nextRan++; }, { leaseMs: 60_000 });
   next.start();
   t.teardown(() => next.stop());
-  const end = Date.now() + 5000;
-  while (nextRan === 0 && Date.now() < end) await sleep(10);
+  await waitUntil('the next process to run it', () => nextRan > 0);
   t.equal(nextRan, 1, 'the next process runs it');
 });

@@ -10,6 +10,7 @@ import { fold } from '../domain/decider.ts';
 import { walletDecider, type WalletEvent } from '../domain/wallet.ts';
 import { runAudit } from '../projections/finance-audit.ts';
 import { testDatabase, dbLabel } from './helpers/db.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 t.comment(`on ${dbLabel}`);
 
@@ -27,11 +28,7 @@ t.test('a long wallet loads from its snapshot and its tail, to the full fold; th
     await run({ type: 'TopUp', data: { ...target, entryId: randomUUID(), amount: 1_000n + BigInt(i) } });
     if (i === 10) await run({ type: 'Hold', data: { ...target, holdId: 'h-open', amount: 500n, reference: { type: 'payout', id: 'p-1' } } });
   }
-  let snap;
-  for (let i = 0; i < 300 && !snap; i++) {
-    snap = await store.readSnapshot(id);
-    if (!snap) await new Promise((r) => setTimeout(r, 10));
-  }
+  const snap = await waitUntil(`the snapshot of ${id} written`, () => store.readSnapshot(id));
   t.ok(snap, 'a snapshot was written');
   t.equal(snap!.shape, walletDecider.snapshot!.shape);
 
