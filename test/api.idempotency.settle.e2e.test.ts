@@ -5,7 +5,7 @@
 // answers only once they include everything committed.
 import t from 'tap';
 import { startTestApp, type MerchantCreds } from './helpers/app.ts';
-import { sleep, until } from './helpers/money.ts';
+import { until } from './helpers/money.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());
@@ -14,6 +14,25 @@ const s = h.app.services;
 const person = (first: string) => ({ first_name: first, last_name: 'Diop', phone: '+221771234567' });
 const keyState = async (m: MerchantCreds, key: string) =>
   ((await s.knex('idempotency_keys').where({ merchant_id: m.merchantId, key }).first('state')) as { state: string } | undefined)?.state;
+
+/**
+ * From now on (until the test ends), whether a read-model wait is under way: with the projector
+ * stopped, a request holding its answer for the read models is one (what the tests wait on, rather
+ * than a pause long enough for a wrong answer to come).
+ */
+function readModelWaits(t: { teardown(fn: () => void): void }): () => boolean {
+  const projector = s.projector;
+  const waitFor = projector.waitFor.bind(projector);
+  let pending = 0;
+  projector.waitFor = (position, timeoutMs) => {
+    pending++;
+    const w = waitFor(position, timeoutMs);
+    void w.finally(() => pending--);
+    return w;
+  };
+  t.teardown(() => { projector.waitFor = waitFor; });
+  return () => pending > 0;
+}
 
 /** Starts `work` with the projector stopped, runs `whileStopped`, then starts the projector again. */
 async function withProjectorStopped<T>(work: () => Promise<T>, whileStopped: () => Promise<void>): Promise<T> {
@@ -38,12 +57,13 @@ async function withProjectorStopped<T>(work: () => Promise<T>, whileStopped: () 
 
 t.test('the key completes while the read models are still behind; the answer waits for both', async (t) => {
   const m = await h.newMerchant('Side by side');
+  const waiting = readModelWaits(t);
   let answered = false;
   const res = await withProjectorStopped(
     () => h.as(m, 'POST', '/customers', person('Awa'), { idem: 'side-1' }).then((r) => { answered = true; return r; }),
     async () => {
       await until('the key completed', async () => (await keyState(m, 'side-1')) === 'completed');
-      await sleep(100);
+      await until('the answer held for the read models', waiting);
       t.notOk(answered, 'no answer while the read models do not include the customer');
       const rows = await s.knex('customers').where({ merchant_id: m.merchantId }).select('id');
       t.equal(rows.length, 0, 'not in the read models yet');
@@ -56,6 +76,7 @@ t.test('the key completes while the read models are still behind; the answer wai
 
 t.test('a replay answers only once the read models include what was committed', async (t) => {
   const m = await h.newMerchant('Replay waits');
+  const waiting = readModelWaits(t);
   const first = await h.as(m, 'POST', '/customers', person('Binta'), { idem: 'replay-w' });
   t.equal(first.status, 201);
   let replayed = false;
@@ -67,7 +88,7 @@ t.test('a replay answers only once the read models include what was committed', 
       return h.as(m, 'POST', '/customers', person('Binta'), { idem: 'replay-w' }).then((r) => { replayed = true; return r; });
     },
     async () => {
-      await sleep(300);
+      await until('the replay held for the read models', waiting);
       t.notOk(replayed, 'no replay while the read models are behind');
     },
   );

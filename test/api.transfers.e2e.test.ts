@@ -2,18 +2,19 @@
 // refused, idempotent), OTP paths, wallet effects, lists, and webhook event order.
 import t from 'tap';
 import { startTestApp, type MerchantCreds } from './helpers/app.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const h = await startTestApp({ env: { SANDBOX_SETTLE_MS: '30' } });
 t.teardown(() => h.stop());
 
-const until = async <T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+/** Answers `fn()` once `ok` holds of it (the bound is a safety net: test/helpers/wait.ts). */
+const until = async <T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean): Promise<T> => {
+  let last: T | undefined;
+  await waitUntil(what, async () => {
+    last = await fn();
+    return ok(last);
+  });
+  return last!;
 };
 
 async function setup(corridors = ['CM-SN-XAF-XOF', 'SN-SN-XOF-XOF'], topUp = '100000'): Promise<MerchantCreds & { customerId: string }> {
@@ -46,7 +47,7 @@ async function transfer(m: MerchantCreds & { customerId: string }, opts: { payer
 }
 
 const get = (m: MerchantCreds, id: string) => h.as(m, 'GET', `/transfers/${id}`);
-const settled = (m: MerchantCreds, id: string) => until(() => get(m, id), (r) => ['completed', 'failed'].includes(r.body.status));
+const settled = (m: MerchantCreds, id: string) => until(`transfer ${id} terminal`, () => get(m, id), (r) => ['completed', 'failed'].includes(r.body.status));
 const wallets = async (m: MerchantCreds) => Object.fromEntries((await h.as(m, 'GET', '/wallets')).body.data.map((w: any) => [w.currency, w]));
 
 t.test('happy path: pending → collecting → disbursing → completed, with wallet effects', async (t) => {
@@ -80,7 +81,7 @@ t.test('happy path: pending → collecting → disbursing → completed, with wa
   t.match(w.XOF, { available: '90200', reserved: '0' }, 'reservation debited');
   t.match(w.XAF, { available: '9800', reserved: '0' }, 'payin amount minus fee credited in the payin currency');
 
-  const events = await until(() => h.as(m, 'GET', `/events?limit=100`), (r) => r.body.data?.filter((e: any) => e.data?.id === created.body.id).length >= 3)
+  const events = await until('the transfer\'s three events', () => h.as(m, 'GET', `/events?limit=100`), (r) => r.body.data?.filter((e: any) => e.data?.id === created.body.id).length >= 3)
     .catch(async (err) => { t.comment(JSON.stringify((await h.as(m, 'GET', '/events?limit=100')).body).slice(0, 3000)); throw err; });
   const names = events.body.data.filter((e: any) => e.data.id === created.body.id).map((e: any) => e.event).reverse();
   t.same(names, ['transfer.payin.completed', 'transfer.payout.completed', 'transfer.completed'], 'each event once, in order');
@@ -138,7 +139,7 @@ t.test('relaunch: other states refused, amount override, insufficient balance, o
   const m = await setup(undefined, '40000');
   const pending = await transfer(m, { recipient: recipientSN('+221770000098') });
   t.equal(pending.status, 201, pending.text);
-  await until(() => get(m, pending.body.id), (r) => r.body.status === 'disbursing');
+  await until('the transfer disbursing', () => get(m, pending.body.id), (r) => r.body.status === 'disbursing');
   const refused = await h.as(m, 'POST', `/transfers/${pending.body.id}/relaunch-payout`, {}, { idem: true });
   t.equal(refused.body.error.code, 'relaunch_not_allowed', 'refused while disbursing');
   const done = await transfer(m);

@@ -109,7 +109,7 @@ t.test('a new merchant, from invitation to a working key, webhook and transfer p
   // Send a test event: it arrives, signed with that secret.
   await page.getByRole('button', { name: 'Send test event' }).click();
   await page.waitForURL('**/dashboard/webhooks?done=test_sent');
-  const first = await until(() => receiver.deliveries.find((d) => d.headers['x-service-event'] === 'webhook.test'), 'the test event', 20_000);
+  const first = await until(() => receiver.deliveries.find((d) => d.headers['x-service-event'] === 'webhook.test'), 'the test event');
   const event = verifyWebhook(first.body, first.headers, signingSecret);
   t.equal(event.event, 'webhook.test');
   t.equal((event.data as any).object.merchant_id, merchantId);
@@ -125,7 +125,7 @@ t.test('a new merchant, from invitation to a working key, webhook and transfer p
   t.equal(await page.locator('tr[data-attempt]').count(), 1);
   await page.getByRole('button', { name: 'Redeliver now' }).click();
   await page.waitForURL(`**/dashboard/events/${event.id}?done=redelivered`);
-  const second = await until(() => receiver.deliveries.filter((d) => d.headers['x-service-webhook-id'] === event.id)[1], 'the redelivery', 20_000);
+  const second = await until(() => receiver.deliveries.filter((d) => d.headers['x-service-webhook-id'] === event.id)[1], 'the redelivery');
   t.equal(second.body, first.body, 'same body');
   await until(async () => {
     await page.reload();

@@ -5,6 +5,7 @@
 import t from 'tap';
 import { Writable } from 'node:stream';
 import { request, startTestApp } from './helpers/app.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 let logText = '';
 const logStream = new Writable({ write(chunk, _enc, cb) { logText += chunk.toString(); cb(); } });
@@ -13,15 +14,7 @@ t.teardown(() => h.stop());
 
 const requestLines = () => logText.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
 const levelOf = async (path: string, status: number) => {
-  const line = await (async () => {
-    for (let i = 0; i < 50; i++) {
-      const found = requestLines().find((l) => l.path === path && l.status === status);
-      if (found) return found;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return undefined;
-  })();
-  if (!line) throw new Error(`no access-log line for ${path} ${status}`);
+  const line = await waitUntil(`the access-log line for ${path} ${status}`, () => requestLines().find((l) => l.path === path && l.status === status));
   return line.level as number;
 };
 

@@ -78,7 +78,7 @@ await settledPayins(h, m1, payer);
     recipient: { ...party('SN', 'SN_WAVE_MOMO', '+221770000002'), recipient_type: 'individual', first_name: 'Moussa', last_name: 'Ndiaye' },
   }, { idem: true });
   if (tr.status !== 201) throw new Error(`transfer failed: ${tr.status} ${tr.text}`);
-  await until('transfer completed', async () => (await h.as(m1, 'GET', `/transfers/${tr.body.id}`)).body.status === 'completed', 20_000);
+  await until('transfer completed', async () => (await h.as(m1, 'GET', `/transfers/${tr.body.id}`)).body.status === 'completed');
 }
 await h.admin('POST', `/admin/merchants/${m2.merchantId}/api-keys/${m2.keyId}/revoke`);
 await h.admin('POST', `/admin/merchants/${m2.merchantId}/status`, { status: 'inactive' });

@@ -29,7 +29,7 @@ const terminal = (m: MerchantCreds, ids: string[]) => until('refunds terminal', 
   const r = await h.as(m, 'GET', '/refunds?limit=100');
   const mine = r.body.data.filter((x: any) => ids.includes(x.id));
   return mine.length === ids.length && mine.every((x: any) => x.status === 'completed' || x.status === 'failed') ? mine : undefined;
-}, 20_000);
+});
 
 const audit = async () => {
   const r = await h.admin('POST', '/admin/audit');

@@ -18,6 +18,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { freshDatabaseUrl } from './helpers/db.ts';
 import { request } from './helpers/app.ts';
 import { freePort } from './helpers/net.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const PAYINS = 200;
 const TRANSFERS = 50;
@@ -222,12 +223,13 @@ async function run(t: Test, natsUrl: string): Promise<void> {
 
     // Webhook events: one per terminal change, each delivered.
     const expected = PAYINS + TRANSFERS * 3; // payin.*; transfer.payin.completed, transfer.payout.completed, transfer.completed
+    // Recorded by the workers after the payments settled: waited for, not assumed.
+    await waitUntil(`${expected} webhook events recorded`, async () => Number((await sql.query<{ n: string }>('SELECT count(*) AS n FROM webhook_events')).rows[0]!.n) >= expected);
     const hooks = await sql.query<{ n: string; distinct_pairs: string }>(
       `SELECT count(*) AS n, count(DISTINCT (resource_id, event)) AS distinct_pairs FROM webhook_events`);
     t.equal(Number(hooks.rows[0]!.n), expected, `${expected} webhook events recorded`);
     t.equal(Number(hooks.rows[0]!.distinct_pairs), expected, 'none recorded twice for one resource');
-    const until = Date.now() + 60_000;
-    while (new Set(received.map((r) => r.id)).size < expected && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    await waitUntil('the receiver to get every event', () => new Set(received.map((r) => r.id)).size >= expected);
     t.equal(new Set(received.map((r) => r.id)).size, expected, 'the receiver got every event (deduplicated by id)');
     t.comment(`webhooks: ${expected} events, ${received.length} deliveries received (redeliveries after the kill included)`);
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from './helpers/app.ts';
 import { freePort } from './helpers/net.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 const ADMIN = 'sigterm-admin-token';
 const root = path.resolve(import.meta.dirname, '..');
@@ -43,24 +44,27 @@ t.test('SIGTERM: in-flight request finishes, new ones are refused, exit 0, nothi
   const svc = await startService(port);
   const admin = { authorization: `Bearer ${ADMIN}` };
 
-  // A request in flight: its headers and half its body are sent before SIGTERM, the rest after.
+  // A request in flight: its headers and half its body are sent before SIGTERM, the rest once the
+  // service has begun shutting down. `Expect: 100-continue` makes the server say when it has taken
+  // the request (its handler started, reading the body): the signal waits for that, not for a pause.
   const body = JSON.stringify({ name: 'Created during shutdown' });
   const half = Math.floor(body.length / 2);
   const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
     const req = http.request(`${base}/admin/merchants`, {
-      method: 'POST', headers: { ...admin, 'content-type': 'application/json', 'content-length': String(body.length) },
+      method: 'POST', headers: { ...admin, 'content-type': 'application/json', 'content-length': String(body.length), expect: '100-continue' },
     }, (res) => {
       let text = '';
       res.on('data', (c) => { text += c; });
       res.on('end', () => resolve({ status: res.statusCode!, text }));
     });
     req.on('error', reject);
-    req.write(body.slice(0, half));
-    // Let the server take the request (and start reading its body) before the signal.
-    setTimeout(() => {
+    req.on('continue', () => {
+      req.write(body.slice(0, half));
       svc.child.kill('SIGTERM');
-      setTimeout(() => req.end(body.slice(half)), 300);
-    }, 300);
+      waitUntil('the service to begin shutting down', () => /shutting down/.test(svc.output()))
+        .then(() => req.end(body.slice(half)), reject);
+    });
+    req.flushHeaders();
   });
 
   const inFlight = await answered;
