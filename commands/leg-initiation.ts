@@ -84,7 +84,33 @@ async function routeOf(s: Services, leg: LegRequest): Promise<readonly string[]>
 export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata): Promise<void> {
   const owner = legOwnerNamed(leg.owner);
   if (!(await owner.isOpen(s, leg.reference))) return; // settled already: nothing to start
-  const route = await routeOf(s, leg);
+  await startRouted(s, leg, await routeOf(s, leg), meta);
+}
+
+/**
+ * Starts of legs at one real provider in flight in this process: a provider that hangs holds at
+ * most this many of the gateway's consumers (each until PROVIDER_TIMEOUT_MS), never all of them, so
+ * other providers' legs go on. The sandbox answers from our own database: it is not limited.
+ */
+export const PROVIDER_STARTS_IN_FLIGHT = 3;
+const inFlight = new WeakMap<Services, Map<string, number>>();
+
+/** Thrown when the provider's starts are all in flight here: the trigger is tried again shortly. */
+export class ProviderBusy extends Error {
+  override name = 'ProviderBusy';
+}
+
+function takeProviderSlot(s: Services, provider: string): () => void {
+  if (provider === 'sandbox') return () => undefined;
+  let counts = inFlight.get(s);
+  if (!counts) inFlight.set(s, (counts = new Map()));
+  const n = counts.get(provider) ?? 0;
+  if (n >= PROVIDER_STARTS_IN_FLIGHT) throw new ProviderBusy(`${PROVIDER_STARTS_IN_FLIGHT} starts at ${provider} in flight`);
+  counts.set(provider, n + 1);
+  return () => counts.set(provider, (counts.get(provider) ?? 1) - 1);
+}
+
+async function startRouted(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata): Promise<void> {
   if (route.length <= 1) return startOn(s, leg, route, meta);
   // A failover is possible: this start holds the leg (its row first, at the first provider to ask).
   await recordLeg(s, { reference: leg.reference, owner: leg.owner, provider: route[0]!, providerLegId: adapter(s, route[0]!).legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() });
@@ -109,14 +135,16 @@ async function startOn(s: Services, leg: LegRequest, route: readonly string[], m
   let refusal: LegFailure | undefined;
   for (const provider of route) {
     const p = adapter(s, provider);
-    await recordLeg(s, { reference: leg.reference, owner: leg.owner, provider, providerLegId: p.legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() });
+    const release = takeProviderSlot(s, provider);
     let status: ProviderStatus;
     try {
+      await recordLeg(s, { reference: leg.reference, owner: leg.owner, provider, providerLegId: p.legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() });
       status = await s.metrics.timeProvider(provider, 'initiate', () => p.initiate({
         reference: leg.reference, kind: leg.kind, operatorCode: leg.operatorCode, phone: leg.phone, amount: leg.amount,
         currency: leg.currency, otp, paymentId: leg.paymentId, refundOf: leg.refundOf,
       }));
     } catch (err) {
+      release();
       if (err instanceof LegNotTaken) {
         refusal = err.failure ?? { failureReason: 'provider_error', provider, code: 'NOT_TAKEN', message: err.message };
         s.log.warn({ reference: leg.reference, provider, code: refusal.code }, 'provider did not take the leg: trying the next one');
@@ -128,6 +156,7 @@ async function startOn(s: Services, leg: LegRequest, route: readonly string[], m
       await scheduleCheck(s, leg, provider, meta, { inDoubt: true });
       return;
     }
+    release();
     crashPoint('after-provider-call');
     // The provider has the OTP now (or the leg was started before): it has no further use here.
     if (leg.otp) await vault.discard(leg.reference);

@@ -22,10 +22,12 @@ import { subjectOf, type ForwardedEvent } from '../infra/bus/forwarded-event.ts'
 import { legOwners } from '../commands/leg-owners.ts';
 import { neverGiveUp } from './never-give-up.ts';
 import type { LegRequest } from '../commands/legs.ts';
-import { CHECK_JOB, startLeg, type CheckPayload } from '../commands/leg-initiation.ts';
+import { CHECK_JOB, ProviderBusy, StartHeldElsewhere, startLeg, type CheckPayload } from '../commands/leg-initiation.ts';
 import { GATEWAY, checkLeg } from '../commands/leg-checks.ts';
 
 const PURGE_EVERY_MS = 60_000;
+/** A start that found its provider busy (or its leg held by another start) is tried again after this. */
+const BUSY_RETRY_MS = 500;
 
 export const providerGateway: Worker = {
   name: GATEWAY,
@@ -41,7 +43,14 @@ export const providerGateway: Worker = {
       handler: async (msg) => {
         const e = msg.data as ForwardedEvent;
         const leg = triggers.get(e.type)?.(e);
-        if (leg) await startLeg(s, leg, { actor: GATEWAY, causationId: e.id, correlationId: e.stream_id });
+        if (!leg) return;
+        try {
+          await startLeg(s, leg, { actor: GATEWAY, causationId: e.id, correlationId: e.stream_id });
+        } catch (err) {
+          // Not a failure: the provider's starts are all in flight here, or another process is starting this leg.
+          if (err instanceof ProviderBusy || err instanceof StartHeldElsewhere) return { retryAfterMs: BUSY_RETRY_MS };
+          throw err;
+        }
       },
     }));
     const vault = otpVault(s);
