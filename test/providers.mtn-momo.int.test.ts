@@ -80,6 +80,9 @@ t.test('a collection: what MTN receives, pending on 202, then its status', async
 t.test('serves MTN\'s operators in CM, BJ and CI only; the leg id is the same on every call', async (t) => {
   const { mtn } = await setup(t);
   t.same(['CM_MTN_MOMO', 'BJ_MTN_MOMO', 'CI_MTN_MOMO', 'CM_ORANGE_MOMO', 'SN_WAVE_MOMO'].map((c) => mtn.serves(c)), [true, true, true, false, false]);
+  const cameroon = await setup(t, { targetEnvironment: 'mtncameroon', currency: 'XAF' }, { targetEnvironment: 'mtncameroon', currencyOverride: undefined });
+  t.same(['CM_MTN_MOMO', 'BJ_MTN_MOMO', 'CI_MTN_MOMO'].map((c) => cameroon.mtn.serves(c)), [true, false, false],
+    'a production environment is one country\'s MTN: its operator only');
   const id = randomUUID();
   t.equal(mtn.legId(id), id, 'a UUID v4 reference is its own X-Reference-Id');
   t.equal(mtn.legId('transfer:x:collection'), uuidV4For('transfer:x:collection'));

@@ -19,6 +19,11 @@ import { MtnTokens, TokenUnavailable } from './tokens.ts';
 import { MTN_MOMO, accountInactive, errorBody, failureOf, refusalOf, statusFromMtn } from './transformers.ts';
 
 const OPERATORS = new Set(['CM_MTN_MOMO', 'BJ_MTN_MOMO', 'CI_MTN_MOMO']);
+/**
+ * A production target environment is one country's MTN (its accounts exist nowhere else): one set
+ * of credentials carries that country's operator only. The sandbox plays all three.
+ */
+const COUNTRY_OF_ENVIRONMENT: Record<string, string> = { mtncameroon: 'CM_MTN_MOMO', mtnbenin: 'BJ_MTN_MOMO', mtnivorycoast: 'CI_MTN_MOMO' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Call {
@@ -41,7 +46,8 @@ export class MtnMomoProvider implements ProviderAdapter {
   }
 
   serves(operatorCode: string): boolean {
-    return OPERATORS.has(operatorCode);
+    const only = COUNTRY_OF_ENVIRONMENT[this.settings.targetEnvironment];
+    return only ? operatorCode === only : OPERATORS.has(operatorCode);
   }
 
   legId(reference: string): string {
