@@ -4,16 +4,15 @@
 // messages and replayed callbacks have no second effect.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { startTestApp, request } from './helpers/app.ts';
-import { leg, newCustomer, party, quote, settled, sleep, until, wallet } from './helpers/money.ts';
+import { startTestApp, request, caughtUp } from './helpers/app.ts';
+import { leg, newCustomer, party, quote, settled, until, wallet } from './helpers/money.ts';
 import { providers } from '../infra/providers/index.ts';
 import { toMessage } from '../workers/event-forwarder.ts';
-import { CHECK_JOB } from '../workers/provider-gateway.ts';
+import { CHECK_JOB } from '../commands/leg-initiation.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());
 const s = h.app.services;
-const settleMs = h.config.sandboxSettleMs;
 
 async function payin(m: Parameters<typeof h.as>[0], customer: string, quoteId: string, source: unknown, extra: Record<string, unknown> = {}, idem: string | boolean = true) {
   return h.as(m, 'POST', '/payins', { quote_id: quoteId, customer_id: customer, source, ...extra }, { idem });
@@ -70,7 +69,6 @@ t.test('phone …98: still pending after several settle periods, the check stays
   const { m, customer, q } = await cmSetup();
   const p = await payin(m, customer, q.id, party('CM', 'CM_MTN_MOMO', '+237670000098'));
   await until('the leg submitted', async () => (await h.as(m, 'GET', `/payins/${p.body.id}`)).body.provider_reference);
-  await sleep(settleMs * 8);
   const job = await until('checked three times', async () => {
     const row = await s.knex('jobs').where({ kind: CHECK_JOB, key: p.body.id }).first();
     return row && row.attempts >= 3 ? row : undefined;
@@ -189,7 +187,7 @@ t.test('redelivered payin.created: initiated once, credited once', async (t) => 
   await s.bus.publish('events.payin.created', randomUUID(), msg);
   await s.bus.publish('events.payin.created', randomUUID(), msg);
   await until('submitted', async () => (await h.as(m, 'GET', `/payins/${p.body.id}`)).body.provider_reference);
-  await sleep(settleMs * 4);
+  await caughtUp(h); // both redelivered messages handled
   const legs = await s.knex('sandbox_provider_legs').where({ reference: p.body.id });
   t.equal(legs.length, 1, 'initiated once at the provider');
   const cb = await providers(s).sandbox.callbackFor(p.body.id, { state: 'completed' });
@@ -197,7 +195,7 @@ t.test('redelivered payin.created: initiated once, credited once', async (t) => 
   await settled(h, m, 'payins', p.body.id, 'completed');
   await s.bus.publish('events.payin.created', randomUUID(), msg);
   await s.bus.publish('events.payin.created', randomUUID(), msg);
-  await sleep(settleMs * 6);
+  await caughtUp(h); // the late redeliveries handled
   const types = (await s.store.readStream(`payin-${p.body.id}`)).map((e) => e.type);
   t.same(types, ['payin.created', 'payin.pending', 'payin.submitted', 'payin.completed'], 'one submission, one completion');
   t.equal((await s.knex('sandbox_provider_legs').where({ reference: p.body.id })).length, 1);

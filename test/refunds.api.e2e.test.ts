@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, request, type MerchantCreds } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, topUp, until, wallet } from './helpers/money.ts';
 import { providers } from '../infra/providers/index.ts';
+import { CHECK_JOB } from '../commands/leg-initiation.ts';
 import { recording, responseChecker, type Recorded } from './helpers/openapi-responses.ts';
 
 const app = await startTestApp();
@@ -118,7 +119,9 @@ t.test('the sandbox settles a refund by its amount: 99 fails (released, given ba
   const stuck = await refund(m, { payin_id: p.id, amount: '1098' });
   t.equal(stuck.status, 201);
   await until('submitted', async () => (await h.as(m, 'GET', `/refunds/${stuck.body.id}`)).body.provider_reference);
-  await new Promise((r) => setTimeout(r, 300));
+  // Its status asked of the provider after the leg's settle time (the check's second run), and still pending.
+  await until('the stuck refund checked after its settle time', async () =>
+    Number((await s.knex('jobs').where({ kind: CHECK_JOB, key: stuck.body.id }).first('attempts'))?.attempts ?? 0) >= 2);
   t.equal((await h.as(m, 'GET', `/refunds/${stuck.body.id}`)).body.status, 'pending', 'an amount ending 98 stays pending');
   const rest = await refund(m, { payin_id: p.id });
   t.equal(rest.body.amount, '3902', 'the failed refund gave its amount back; the pending one still counts');
