@@ -1,4 +1,4 @@
-// `npm run bench` (quick, about 6 minutes on 2 cores) or `npm run bench -- --full`: every scenario
+// `npm run bench` (quick, about 7 minutes on 2 cores) or `npm run bench -- --full`: every scenario
 // against real PostgreSQL (127.0.0.1:5432, a fresh bench_<random> database per scenario, dropped
 // after) and NATS (127.0.0.1:4222, a prefix of its own), and the embedded mode (embedded PostgreSQL
 // servers of their own under the temp dir, stopped after) for append and payin-create, each side
@@ -15,6 +15,7 @@ import { markdownTable } from './lib/table.ts';
 import { ROOT } from './lib/service.ts';
 import { append } from './scenarios/append.ts';
 import { payinCreate } from './scenarios/payin-create.ts';
+import { payinCreateMtn } from './scenarios/payin-create-mtn.ts';
 import { transferE2e } from './scenarios/transfer-e2e.ts';
 import { webhooks } from './scenarios/webhooks.ts';
 import { rebuild } from './scenarios/rebuild.ts';
@@ -32,6 +33,7 @@ const scenarios: Array<[string, () => Promise<Record<string, ScenarioResult>>]> 
   ['append', () => append(profile, log)],
   ['payin-create', () => payinCreate(profile)],
   ['payin-create-embedded', () => payinCreate(profile, { embedded: true })],
+  ['payin-create-mtn', () => payinCreateMtn(profile)],
   ['transfer-e2e', () => transferE2e(profile)],
   ['webhooks', () => webhooks(profile)],
   ['rebuild', () => rebuild(profile, log)],

@@ -118,6 +118,24 @@ t.test('the history and hot-merchant scenarios (smoke profile): each figure meas
 });
 
 
+t.test('the payin-create-mtn scenario (smoke profile): payins through the MTN adapter against the sandbox path of the same run, each payin sent to MTN once', {
+  skip: services ? false : 'needs PostgreSQL and NATS (DATABASE_URL and NATS_URL): the bench runs against the real services',
+  timeout: 240_000,
+}, async (t) => {
+  const { report } = await smokeRun(t, 'payin-create-mtn');
+  t.same(report.failures, {}, 'no scenario failed (every payin of the MTN run reached MTN once and completed)');
+  const creates = report.scenarios['payin-create-mtn'];
+  t.equal(creates?.unit, 'creates/s');
+  t.ok(creates?.value > 0 && creates?.ceiling > 0, 'measured beside the sandbox path');
+  t.equal(creates?.ceilingName, 'the sandbox path, same run');
+  t.equal(creates?.target, 'ratio >= 0.8');
+  t.equal(report.scenarios['payin-create-mtn p99']?.target, 'value <= 100');
+  const mtn = creates?.details?.reachedMtn;
+  t.ok(mtn?.payins > 0, 'payins were created through MTN');
+  t.equal(mtn?.requestToPays, mtn?.payins, 'one request-to-pay per payin');
+  t.same([mtn?.neverSent, mtn?.sentTwice, mtn?.unknownReferences], [0, 0, 0]);
+});
+
 t.test('the as-of scenario (smoke profile): p50 and p99 of GET /wallets?as_of= on a long wallet, judged against 50 ms', {
   skip: services ? false : 'needs PostgreSQL and NATS (DATABASE_URL and NATS_URL): the bench runs against the real services',
   timeout: 300_000,

@@ -18,6 +18,16 @@
 // audit passes, every wallet equals the fold of its events and what the settled payments say, and
 // every webhook event was delivered, first in order. The figures are printed; the seed replays the plan.
 //
+// A provider leg in flight at the kill (issue 41): a third of the payins go to CI_MTN_MOMO, routed to
+// the MTN MoMo adapter, against a simulator of MTN's API in this process (it outlives the kills, as
+// MTN outlives ours; helpers/crash/mtn.ts). Some of those legs are held PENDING at MTN for a few
+// seconds, some initiations are held open until the adapter's time-out or answered 500 after MTN
+// recorded them, and half the completed ones are refunded through MTN, so kills land while legs are
+// being initiated, in doubt or pending at MTN. Afterwards each of them ended exactly once: one leg at
+// MTN per payment (a re-initiation under the same X-Reference-Id is answered 409 and creates none),
+// in the state the service says, and (with the rest of the load) one terminal event, the wallets and
+// the audit.
+//
 // Profiles: CI (default) 10 kills; CRASH_KILLS, CRASH_LOAD=heavy, CRASH_SEED override; SOAK=1
 // (`npm run soak`) 50 kills under heavy load.
 import t, { type Test } from 'tap';
@@ -35,6 +45,7 @@ import { PrivatePostgres, postgresBinDir } from './helpers/private-postgres.ts';
 import { ChildService, type Life } from './helpers/crash/service.ts';
 import { Driver } from './helpers/crash/driver.ts';
 import { seededRng, type Rng } from './helpers/crash/rng.ts';
+import { MtnInFlight } from './helpers/crash/mtn.ts';
 import { acknowledgedResources, expectedWallets, settleAll, storeChecks, webhooksDelivered, expectedFinal } from './helpers/crash/verify.ts';
 import { openConfiguredDatabase } from '../infra/db.ts';
 import { stopEmbeddedPostgres } from '../infra/embedded-postgres.ts';
@@ -136,7 +147,11 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
     });
   }
 
-  const svc = new ChildService(await freePort(), {
+  // MTN's side, in this process: it outlives the service's kills.
+  const mtn = await MtnInFlight.start(rng);
+  t.teardown(() => mtn.stop());
+  const port = await freePort();
+  const svc = new ChildService(port, {
     PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '',
     DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, SECRET_HASH_KEY: randomBytes(32).toString('base64url'),
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
@@ -144,6 +159,7 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
     SANDBOX_SETTLE_MS: '300', ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1', WEBHOOK_TIMEOUT_MS: '3000',
     BUS_ACK_WAIT_MS: '2000', JOB_LEASE_MS: '2000', LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', AUTH_FAILURES_PER_WINDOW: '100000',
+    ...mtn.env(`http://127.0.0.1:${port}`),
   });
   t.teardown(() => svc.kill());
 
@@ -167,8 +183,9 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
   const key = await admin('POST', `/admin/merchants/${merchant.id}/api-keys`, {});
   const hook = await admin('PUT', `/admin/merchants/${merchant.id}/webhook`, { url: receiver.url });
   await admin('PUT', `/admin/merchants/${merchant.id}/routing`, { corridors: ['CM-SN-XAF-XOF'] });
+  await admin('PUT', `/admin/operators/${mtn.operator.code}/routing`, { providers: [mtn.name] });
   for (let i = 0; i < TOP_UP_XOF; i++) await admin('POST', `/admin/merchants/${merchant.id}/wallets/XOF/top-ups`, { amount: '1000000' });
-  const driver = new Driver({ url: svc.url, apiKey: key.api_key, apiSecret: key.api_secret, rng, concurrency: CONCURRENCY, inOutage, inDoubtArmed });
+  const driver = new Driver({ url: svc.url, apiKey: key.api_key, apiSecret: key.api_secret, rng, concurrency: CONCURRENCY, inOutage, inDoubtArmed, provider: mtn });
   await driver.createCustomers();
   driver.start();
 
@@ -247,10 +264,12 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
     let life = svc.current!;
     for (let i = 0; i < steps.length; i++) {
       await endLife(steps[i]!, life);
+      mtn.atKill(driver.payments);
       life = await svc.start(specOf(steps[i + 1]));
     }
     // The last life runs unarmed: the load stops, everything in flight is answered and settles.
     await driver.drain();
+    mtn.releaseAll();
   } catch (err) {
     t.fail(`${(err as Error).stack}\n${svc.log().slice(-8000)}`);
     await driver.drain().catch(() => undefined);
@@ -259,6 +278,7 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
   const loadDone = Date.now();
 
   const { finals, misses } = await settleAll(driver, 120_000);
+  const mtnBooks = mtn.check(driver.payments, finals);
   const pendingHooks = await webhooksDelivered(driver, 60_000);
   const resources = await acknowledgedResources(driver);
   const audit = await request(svc.url, 'POST', '/admin/audit', { headers: { authorization: `Bearer ${ADMIN}` } });
@@ -303,6 +323,12 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
     `  webhooks: events=${figures.webhookEvents}, deliveries=${figures.deliveries} (redeliveries ${figures.redeliveries}), problems=${figures.webhookProblems.length}; ` +
     `load ${Math.round((loadDone - began) / 1000)} s, checks ${Math.round((Date.now() - loadDone) / 1000)} s, ` +
     `start to ready ${svc.readyTimesMs.map((ms) => (ms / 1000).toFixed(1)).join('/')} s`);
+  const m = mtnBooks.figures;
+  t.comment(
+    `  MTN: payins=${m.payins}, refunds=${m.refunds}, legs=${m.legs}, initiations=${m.initiations} (references sent again ${m.resent}), ` +
+    `status queries=${m.statusQueries}, callbacks=${m.callbacks}; held pending ${m.held}, initiations held open ${m.slowInitiations}, ` +
+    `500 after recording ${m.errorsAfterRecording}, status queries held open ${m.slowStatusQueries}; kills with legs pending at MTN ${m.killsWithLegsPending} ` +
+    `(of those legs, ended after the kill ${m.pendingAtKillThenEnded}), kills with MTN payins not yet taken by MTN ${m.killsWithInitiationsOwed}, problems=${mtnBooks.problems.length}`);
 
   const list = (xs: string[]) => xs.slice(0, 20).join('\n') + (xs.length > 20 ? `\n… ${xs.length - 20} more` : '');
   t.ok(svc.starts - 1 >= KILLS, `at least ${KILLS} kills (${svc.starts - 1})`);
@@ -315,6 +341,8 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
   t.same(misses, [], 'every payment is terminal as planned, or legitimately pending');
   t.same(figures.duplicates, [], 'each collection and each successful disbursement recorded once');
   t.same(figures.providerProblems, [], 'the provider initiated each leg once and paid each transfer at most once');
+  t.ok(m.payins > 0 && m.pendingAtKillThenEnded > 0, 'MTN legs were pending at MTN at a kill and ended after it');
+  t.same(mtnBooks.problems, [], 'MTN: one leg per payment (re-initiations deduped), for its amount, in the state the service says, none unknown');
   t.same(figures.orphans, [], 'no resource was created that no acknowledged request names');
   t.equal(audit.status, 200, 'the audit ran');
   t.equal(audit.body?.discrepancies, 0, `the audit passes: ledger balanced, read models equal a fresh fold${audit.body?.ok ? '' : `\n${JSON.stringify(audit.body?.ledger?.findings?.slice(0, 10))} ${readModelDiffs.join(', ')}`}`);

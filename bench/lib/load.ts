@@ -15,9 +15,16 @@ export interface LoadResult {
   statusCodes: Record<string, number>;
 }
 
-export async function load(opts: Omit<autocannon.Options, 'duration'> & { seconds: number }): Promise<LoadResult> {
-  const { seconds, ...rest } = opts;
-  const r = await autocannon({ ...rest, duration: seconds, timeout: 30 });
+/** `onResponse`: told each response's status and time (ms), for percentiles over several runs. */
+export async function load(opts: Omit<autocannon.Options, 'duration'> & { seconds: number; onResponse?: (statusCode: number, ms: number) => void }): Promise<LoadResult> {
+  const { seconds, onResponse, ...rest } = opts;
+  const options = { ...rest, duration: seconds, timeout: 30 };
+  const r = onResponse
+    ? await new Promise<autocannon.Result>((resolve, reject) => {
+      const instance = autocannon(options, (err, result) => (err ? reject(err) : resolve(result)));
+      instance.on('response', (_client, statusCode, _bytes, ms) => onResponse(statusCode, ms));
+    })
+    : await autocannon(options);
   const statusCodes: Record<string, number> = {};
   for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = s?.count ?? 0;
   const durationMs = r.duration * 1000;

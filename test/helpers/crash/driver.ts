@@ -1,6 +1,8 @@
 // The merchant side of the crash suite: a mixed load of payins, payouts and transfers (some planned to
 // fail or stay pending by the sandbox's phone rules, failed disbursements relaunched, half the completed
-// CM payins refunded in part, each refund planned by its amount's ending), sent with Idempotency-Keys
+// CM payins refunded in part, each refund planned by its amount's ending; with a real provider's side
+// given, part of the payins go to its operator, planned by the payer it hands out, and half the
+// completed ones are refunded through it), sent with Idempotency-Keys
 // through a service that keeps dying. A request that meets a dead service (network error), an
 // `idempotency_in_progress` (its first attempt's claim is still leased), a 5xx while the database is
 // down or a 503 for a commit in doubt is retried with the same key, as a merchant would; whatever
@@ -36,6 +38,21 @@ export interface PlannedPayment {
   /** transfer only: a failed first disbursement is relaunched to a good recipient. */
   relaunch?: boolean;
   relaunched?: Acked;
+  /** Its leg went to this real provider (a payin on its operator, or a refund of one), not the sandbox. */
+  provider?: string;
+}
+
+/**
+ * A real provider in the load (the crash suite's MTN simulator, helpers/crash/mtn.ts): payins on its
+ * operator go to it, each payer handed out with the outcome planned at the provider.
+ */
+export interface ProviderSide {
+  name: string;
+  operator: { country: 'CI'; code: string; currency: string };
+  /** A payer (E.164) whose collection ends as planned at the provider. */
+  payer(plan: Plan): string;
+  /** A refund of the payin is about to be asked: the provider is to end it as planned. */
+  refund(payinId: string, plan: Plan): void;
 }
 
 export interface DriverStats {
@@ -62,6 +79,8 @@ export interface DriverOptions {
   inDoubtArmed: () => boolean;
   /** How long one request is retried before the driver gives up (a defect: nothing recovers). */
   giveUpMs?: number;
+  /** A real provider taking part of the payins. */
+  provider?: ProviderSide;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -89,8 +108,8 @@ export class Driver {
   readonly stats: DriverStats = { httpRequests: 0, networkErrors: 0, inProgressRetries: 0, outage5xx: 0, inDoubt503: 0, retriedAcks: 0, unexpected: [] };
   readonly acked: Acked[] = [];
   readonly payments: PlannedPayment[] = [];
-  /** The customers the load pays for (set by the test after creating them). */
-  readonly customers = { CM: '', SN: '' };
+  /** The customers the load pays for (created by createCustomers; CI only with a provider side). */
+  readonly customers = { CM: '', SN: '', CI: '' };
   private stopping = false;
   private loops: Promise<void>[] = [];
   private followUps = new Set<Promise<void>>();
@@ -172,9 +191,9 @@ export class Driver {
     return a;
   }
 
-  /** The two customers the load uses (acknowledged like any create). */
+  /** The customers the load uses (acknowledged like any create). */
   async createCustomers(): Promise<void> {
-    for (const country of ['CM', 'SN'] as const) {
+    for (const country of this.o.provider ? ['CM', 'SN', 'CI'] as const : ['CM', 'SN'] as const) {
       const c = await this.create('customer', '/customers', { first_name: 'Awa', last_name: 'Diop', country_code: country });
       if (!c) throw new Error(`customer: ${this.stats.unexpected.at(-1)}`);
       this.customers[country] = c.id;
@@ -182,29 +201,34 @@ export class Driver {
   }
 
   private async payin(): Promise<void> {
-    const { rng } = this.o;
-    const otp = rng.chance(0.2); // SN_ORANGE_MOMO needs an OTP to collect; 000000 fails the collection
+    const { rng, provider } = this.o;
+    // A third to the real provider when there is one; of the rest, a fifth to SN_ORANGE_MOMO, which
+    // needs an OTP to collect (000000 fails the collection).
+    const real = provider !== undefined && rng.chance(1 / 3);
+    const otp = !real && rng.chance(0.2);
     const plan: Plan = otp ? (rng.chance(0.2) ? 'fail' : 'ok') : rng.pick(['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'fail', 'fail', 'stuck'] as const);
     const amount = String(rng.int(1_000, 50_000));
-    const [country, operator, currency, customer] = otp
-      ? ['SN', 'SN_ORANGE_MOMO', 'XOF', this.customers.SN] : ['CM', 'CM_MTN_MOMO', 'XAF', this.customers.CM];
+    const [country, operator, currency, customer] = real
+      ? [provider.operator.country, provider.operator.code, provider.operator.currency, this.customers.CI]
+      : otp ? ['SN', 'SN_ORANGE_MOMO', 'XOF', this.customers.SN] : ['CM', 'CM_MTN_MOMO', 'XAF', this.customers.CM];
     const q = await this.create('quote', '/quotes/payin', {
       customer_id: customer, country_code: country, operator_code: operator, rail_type: 'mobile_money', send_amount: amount, send_currency: currency,
     });
     if (!q) return;
-    const source = party(country, operator, otp ? snPhone(rng, 'ok') : cmPhone(rng, plan));
+    const source = party(country, operator, real ? provider.payer(plan) : otp ? snPhone(rng, 'ok') : cmPhone(rng, plan));
     const extra = otp ? { otp: plan === 'fail' ? '000000' : String(rng.int(100_000, 999_999)) } : {};
     const p = await this.create('payin', '/payins', { quote_id: q.id, customer_id: customer, source, ...extra });
     if (!p) return;
-    this.payments.push({ kind: 'payin', id: p.id, acked: p, quoteId: q.id, plan });
-    if (plan === 'ok' && !otp && rng.chance(0.5)) this.follow(this.refundWhenCompleted(p));
+    this.payments.push({ kind: 'payin', id: p.id, acked: p, quoteId: q.id, plan, ...(real ? { provider: provider.name } : {}) });
+    if (plan === 'ok' && !otp && rng.chance(0.5)) this.follow(this.refundWhenCompleted(p, real ? provider : undefined));
   }
 
   /**
-   * Once the payin completed, refunds part of it (CONTRACT §9): at most its net credit, so the XAF
-   * wallet (credited only by collections) always covers it; the amount's ending plans the outcome.
+   * Once the payin completed, refunds part of it (CONTRACT §9): at most its net credit, so its wallet
+   * always covers it (the XAF one is credited only by collections); the amount's ending plans the
+   * outcome (the sandbox's rule; a real provider's payin is refunded through it, told the plan beforehand).
    */
-  private async refundWhenCompleted(payin: Acked): Promise<void> {
+  private async refundWhenCompleted(payin: Acked, provider?: ProviderSide): Promise<void> {
     const { rng } = this.o;
     const deadline = Date.now() + 180_000;
     for (;;) {
@@ -219,8 +243,9 @@ export class Driver {
     const plan: Plan = rng.pick(['ok', 'ok', 'ok', 'fail', 'stuck'] as const);
     const ending = plan === 'fail' ? 99 : plan === 'stuck' ? 98 : rng.int(10, 97);
     const amount = rng.int(0, Math.floor((Number(payin.body.receive_amount) - 100) / 100)) * 100 + ending;
+    provider?.refund(payin.id, plan);
     const refund = await this.create('refund', '/refunds', { payin_id: payin.id, amount: String(amount), reason: 'Crash suite' });
-    if (refund) this.payments.push({ kind: 'refund', id: refund.id, acked: refund, quoteId: '', plan });
+    if (refund) this.payments.push({ kind: 'refund', id: refund.id, acked: refund, quoteId: '', plan, ...(provider ? { provider: provider.name } : {}) });
   }
 
   private async payout(): Promise<void> {

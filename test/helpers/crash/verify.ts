@@ -4,7 +4,8 @@
 //    legitimately pending: a phone ending 98), webhook deliveries finished, the audit passes;
 //  - straight from the database (the service stopped): the event store read through
 //    PostgresEventStore (each collection and each successful disbursement recorded once, no orphan
-//    resource), the sandbox provider's own books (each leg initiated once), and every wallet stream
+//    resource), the sandbox provider's own books (each leg initiated once; a real provider's legs are
+//    checked against its simulator's books, helpers/crash/mtn.ts), and every wallet stream
 //    folded with the wallet decider, compared with GET /wallets and with what the settled payments say.
 import type { Knex } from 'knex';
 import { PostgresEventStore } from '../../../infra/eventstore/postgres.ts';
@@ -224,7 +225,9 @@ export async function storeChecks(opts: {
       if (outcomes !== expected) f.duplicates.push(`${p.kind} ${p.id} (${final.status}): ${outcomes} terminal events`);
       f.terminalEvents += outcomes;
       const leg = legs.get(p.id);
-      if (!leg) f.providerProblems.push(`${p.kind} ${p.id}: no leg at the provider`);
+      if (p.provider) {
+        if (leg) f.providerProblems.push(`${p.kind} ${p.id}: a leg at the sandbox, its leg went to ${p.provider}`);
+      } else if (!leg) f.providerProblems.push(`${p.kind} ${p.id}: no leg at the provider`);
       else if (final.status !== 'pending' && leg.state !== final.status) f.providerProblems.push(`${p.kind} ${p.id}: ${final.status}, the provider says ${leg.state}`);
     }
     // Every webhook event of the stream arrived, and for the first time in stream order.
