@@ -183,7 +183,7 @@ async function measure(sandbox: Side, mtn: Side, profile: Profile): Promise<numb
 }
 
 export async function payinCreateMtn(profile: Profile): Promise<Record<string, ScenarioResult>> {
-  const sim = await startMtnMomoSimulator({ collection: COLLECTION, disbursement: DISBURSEMENT, targetEnvironment: 'sandbox', currency: 'EUR' });
+  const sim = await startMtnMomoSimulator({ collection: COLLECTION, disbursement: DISBURSEMENT, targetEnvironment: 'sandbox', currency: 'EUR', keepAlive: true });
   const sides: Side[] = [];
   let details: Record<string, unknown>;
   let sandbox: Side;

@@ -104,6 +104,11 @@ export interface MtnSimulatorOptions {
   autoSettle?: boolean;
   /** Send each settled leg's callback to its X-Callback-Url with this method. */
   callbacks?: 'PUT' | 'POST';
+  /**
+   * Keep connections open between requests, as MTN's gateway does (the bench: a new connection per
+   * call is a cost MTN does not impose). Off by default: see `send`.
+   */
+  keepAlive?: boolean;
   now?: () => number;
 }
 
@@ -242,7 +247,7 @@ export class MtnMomoSimulator {
       answer = { status: 500, body: { ...INTERNAL_ERROR, message: (err as Error).message } };
     }
     if (fault) return this.answerFault(res, fault);
-    send(res, answer);
+    send(res, answer, this.o.keepAlive);
   }
 
   private takeFault(method: string, path: string): MtnFault | undefined {
@@ -259,7 +264,7 @@ export class MtnMomoSimulator {
       res.on('close', () => this.hanging.delete(res));
       return;
     }
-    send(res, { status: f.status ?? 500, body: f.body ?? INTERNAL_ERROR });
+    send(res, { status: f.status ?? 500, body: f.body ?? INTERNAL_ERROR }, this.o.keepAlive);
   }
 
   private route(method: string, path: string, headers: IncomingHttpHeaders, body: unknown, raw: string): Answer {
@@ -418,16 +423,17 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-// Every answer closes its connection: a client's next request opens a new one, so after `down()`
-// it is refused before anything is sent, instead of racing a pooled socket the server just closed
-// (which a client must read as in doubt: the request may have left).
-function send(res: ServerResponse, a: Answer): void {
+// Unless kept alive, every answer closes its connection: a client's next request opens a new one,
+// so after `down()` it is refused before anything is sent, instead of racing a pooled socket the
+// server just closed (which a client must read as in doubt: the request may have left).
+function send(res: ServerResponse, a: Answer, keepAlive = false): void {
+  const connection = keepAlive ? {} : { connection: 'close' };
   if (a.body === undefined) {
-    res.writeHead(a.status, { 'content-length': '0', connection: 'close', ...a.headers }).end();
+    res.writeHead(a.status, { 'content-length': '0', ...connection, ...a.headers }).end();
     return;
   }
   const text = typeof a.body === 'string' ? a.body : JSON.stringify(a.body);
-  res.writeHead(a.status, { 'content-type': 'application/json;charset=utf-8', connection: 'close', ...a.headers }).end(text);
+  res.writeHead(a.status, { 'content-type': 'application/json;charset=utf-8', ...connection, ...a.headers }).end(text);
 }
 
 /** Starts a simulator on 127.0.0.1, on a port of the system's choosing. */
