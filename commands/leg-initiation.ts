@@ -3,8 +3,9 @@
 //
 //   provider answers a status ──────────► the leg is its own: submitted; settled, or checked later
 //   LegNotTaken (nothing sent, or a documented refusal) ──► the next provider, same reference
-//   anything else (a time-out, a 5xx, a reset) ───► in doubt: the leg stays; its status is asked
+//   ProviderInDoubt (a time-out, a 5xx, a reset) ─► in doubt: the leg stays; its status is asked
 //                                                    (leg-checks.ts) until the provider answers
+//   anything else (our database, a bug) ────────► thrown: the trigger comes again (same reference)
 //   every provider refused ─────────────────────► the leg fails with the last refusal
 //
 // The leg's `provider_legs` row names the provider being asked, written before the request, so a
@@ -22,6 +23,7 @@ import { DEFAULT_ROUTING } from '../domain/operator-routing.ts';
 import { otpVault } from '../infra/otp-vault.ts';
 import { adapter } from '../infra/providers/index.ts';
 import { LegNotTaken, type LegFailure, type ProviderStatus } from '../infra/providers/types.ts';
+import { ProviderInDoubt } from '../infra/providers/http.ts';
 import { crashPoint } from '../infra/crash-points.ts';
 import { streams } from './streams.ts';
 import { legOwnerNamed, legOutcomeOf, observeLegSettled } from './leg-outcomes.ts';
@@ -150,6 +152,9 @@ async function startOn(s: Services, leg: LegRequest, route: readonly string[], m
         s.log.warn({ reference: leg.reference, provider, code: refusal.code }, 'provider did not take the leg: trying the next one');
         continue;
       }
+      // Not the provider's answer (our database, a bug): the trigger is tried again under the same
+      // reference, the sealed OTP kept for it, as after a crash at this point.
+      if (!(err instanceof ProviderInDoubt)) throw err;
       // In doubt: the provider may have the leg. It stays there; its status decides (leg-checks.ts).
       s.log.warn({ err, reference: leg.reference, provider }, 'leg initiation in doubt: its status will be asked');
       if (leg.otp) await vault.discard(leg.reference); // never kept: a leg never taken with it fails `expired`
