@@ -30,7 +30,9 @@ async function typeCheck(doc: unknown): Promise<{ ok: boolean; output: string }>
     fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
       compilerOptions: {
         strict: true, noUncheckedIndexedAccess: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext',
-        allowImportingTsExtensions: true, noEmit: true, skipLibCheck: false, types: [], lib: ['ES2022', 'DOM'],
+        allowImportingTsExtensions: true, noEmit: true, types: [], lib: ['ES2022', 'DOM'],
+        // The libraries' own .d.ts (the DOM's above all) are not what is checked: two-thirds of tsc's time.
+        skipLibCheck: true,
       },
       files: ['flow.ts'],
     }));
