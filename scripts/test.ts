@@ -34,9 +34,10 @@ function filesToRun(argv: string[]): { files: string[]; env: Record<string, stri
 const run = filesToRun(process.argv.slice(2));
 
 /**
- * tap builds itself for its plugin set (package.json: its TypeScript plugin off, tsx loading the
- * files instead); a run that finds its build stale rebuilds it but still starts its own test files
- * with the stale loaders (ts-node: twice as slow on a fresh clone). So build first, once per set.
+ * tap builds itself for its plugin set (package.json: only the plugins the tests use, its TypeScript
+ * plugin off and test/helpers/ts-loader.mjs loading the files instead); a run that finds its build
+ * stale rebuilds it but still starts its own test files with the stale loaders (ts-node: twice as
+ * slow on a fresh clone). So build first, once per set.
  */
 function ensureTapBuilt(): void {
   const config = JSON.stringify({ tap: JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).tap, version: createRequire(import.meta.url)('tap/package.json').version });
@@ -58,6 +59,8 @@ const child = spawn(process.execPath, [tapBin, '--reporter=tap', ...run.files], 
 
 const files: { passed: number; failed: Array<{ file: string; lines: string[] }>; skipped: number; stopped: number } = { passed: 0, failed: [], skipped: 0, stopped: 0 };
 const totals: Record<string, number> = { pass: 0, fail: 0, skip: 0, todo: 0 };
+/** Each finished file's time (ms), for the closing line that names the slowest. */
+const times = new Map<string, number>();
 let interrupted = false;
 let pending = '';
 /** The lines of the file being read at the top level (for a failure's first lines). */
@@ -83,6 +86,7 @@ function onLine(line: string): void {
     if (/^SKIP/i.test(directive)) files.skipped++;
     else if (status === 'ok') files.passed++;
     else files.failed.push({ file, lines: current.filter((l) => /not ok|^\s+(found|wanted|message|at):/.test(l)).slice(0, 12) });
+    if (time) times.set(file, Number(time[1]));
     process.stdout.write(`${status === 'ok' ? 'ok    ' : 'FAILED'} ${file}${time ? ` (${(Number(time[1]) / 1000).toFixed(1)}s)` : ''}\n`);
     current = [];
     return;
@@ -126,6 +130,8 @@ child.on('close', async (code) => {
     process.stdout.write(`\nINTERRUPTED after ${duration(Date.now() - started)}: ${fileLine}; ${files.stopped} stopped or never started (not failures)\n`);
     process.exit(130);
   }
+  const slowest = [...times].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([f, ms]) => `${f.replace(/^test\//, '')} ${duration(ms)}`);
+  if (slowest.length > 1) process.stdout.write(`\nslowest: ${slowest.join(', ')}`);
   process.stdout.write(`\n${fileLine}\n${totals.pass} passed, ${totals.fail} failed, ${totals.skip} skipped in ${duration(Date.now() - started)}\n`);
   process.exit(code ?? 1);
 });
