@@ -219,6 +219,11 @@ export class MtnMomoSimulator {
   fault(f: MtnFault): void {
     this.faults.push({ ...f, left: f.times ?? 1 });
   }
+  /** Drops the faults not yet used up. */
+  clearFaults(): void {
+    this.faults.length = 0;
+  }
+
 
   /** Settles one leg (by X-Reference-Id) or every leg still PENDING to its planned outcome. */
   settle(referenceId?: string): void {
