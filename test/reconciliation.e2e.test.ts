@@ -5,17 +5,14 @@
 // PROVIDER_PENDING_ALERT_SECONDS. Against the MTN simulator: MTN saying FAILED for a leg we completed
 // disagrees, a leg MTN does not know was never seen, MTN down is unreachable.
 import t from 'tap';
-import path from 'node:path';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { startTestApp, request, type MerchantCreds } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, sleep, topUp, until } from './helpers/money.ts';
 import { recording, responseChecker, type Recorded } from './helpers/openapi-responses.ts';
+import { cli } from './helpers/finance.ts';
 import { startMtnMomoSimulator } from './simulators/mtn-momo.ts';
 import { providers } from '../infra/providers/index.ts';
 import { PeriodTooLarge, reconcile, type ReconciliationDeps } from '../commands/reconciliation.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const collection = { subscriptionKey: 'col-sub-key', apiUser: 'a1b2c3d4-0000-4000-8000-000000000001', apiKey: 'col-api-key' };
 const disbursement = { subscriptionKey: 'dis-sub-key', apiUser: 'a1b2c3d4-0000-4000-8000-000000000002', apiKey: 'dis-api-key' };
 const mtn = await startMtnMomoSimulator({ collection, disbursement, targetEnvironment: 'sandbox', currency: 'EUR' });
@@ -77,21 +74,9 @@ const reconciliation = (query: string) => h.admin('GET', `/admin/reconciliation?
 const sandboxPeriod = () => `provider=sandbox&from=${encodeURIComponent(started)}&to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`;
 const byReference = (findings: Array<{ reference: string }>) => Object.fromEntries(findings.map((f) => [f.reference, f]));
 
-interface Run { code: number | null; stdout: string; stderr: string }
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'cli/reconcile.ts'), ...args], {
-      cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: s.config.databaseUrl!, DATA_DIR: app.dataDir, PROVIDER_PENDING_ALERT_SECONDS: '3', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** `npm run reconcile` as a child process on this app's database. */
+const runReconcile = (args: string[], env: Record<string, string> = {}) =>
+  cli('reconcile', args, { DATABASE_URL: s.config.databaseUrl!, DATA_DIR: app.dataDir, PROVIDER_PENDING_ALERT_SECONDS: '3', ...env });
 
 // The sandbox's legs of this file: every owner, two agreeing failures and completions, then the three findings made.
 const ids = {} as Record<'completed' | 'failed' | 'payout' | 'transfer' | 'refund' | 'disagrees' | 'notSeen' | 'stuck', string>;
@@ -176,7 +161,7 @@ t.test('bad requests: 400 for an unknown or unconfigured provider and a bad peri
 t.test('npm run reconcile: the same findings as CSV, a progress line per tenth, exit code 1; 0 when clean, 2 on a usage error', async (t) => {
   const to = new Date(Date.now() + 60_000).toISOString();
   const api = (await reconciliation(sandboxPeriod())).body;
-  const run = await cli(['--provider', 'sandbox', '--from', started, '--to', to, '--format', 'csv']);
+  const run = await runReconcile(['--provider', 'sandbox', '--from', started, '--to', to, '--format', 'csv']);
   t.equal(run.code, 1, run.stderr);
   const [header, ...lines] = run.stdout.trim().split('\n');
   t.equal(header, 'reference,owner,kind,provider,provider_reference,ours,theirs,finding,detail,created_at');
@@ -189,16 +174,16 @@ t.test('npm run reconcile: the same findings as CSV, a progress line per tenth, 
   t.equal(bars.length, 10, 'a line at each tenth (of 9 legs: each leg)');
   t.match(run.stderr, /9 checked, 6 agree; 1 disagrees, 1 not_seen, 1 pending_too_long, 0 unreachable/);
 
-  const table = await cli(['--provider', 'sandbox', '--from', started, '--to', to]);
+  const table = await runReconcile(['--provider', 'sandbox', '--from', started, '--to', to]);
   t.equal(table.code, 1);
   t.match(table.stdout, /^reference\s+owner\s+kind\s+provider\s+provider_reference\s+ours\s+theirs\s+finding\s+detail\s+created_at$/m);
   t.match(table.stdout, new RegExp(`^${ids.stuck}\\s+payin\\s+collection\\s+sandbox\\s+\\S+\\s+pending\\s+pending\\s+pending_too_long\\s+-`, 'm'));
 
-  const clean = await cli(['--provider', 'sandbox', '--from', '2000-01-01T00:00:00Z', '--to', '2000-01-02T00:00:00Z', '--format', 'csv']);
+  const clean = await runReconcile(['--provider', 'sandbox', '--from', '2000-01-01T00:00:00Z', '--to', '2000-01-02T00:00:00Z', '--format', 'csv']);
   t.equal(clean.code, 0, clean.stderr);
   t.equal(clean.stdout, 'reference,owner,kind,provider,provider_reference,ours,theirs,finding,detail,created_at\n', 'only the header');
   for (const args of [['--format', 'xml'], ['--provider', 'nope'], ['--from', 'yesterday'], ['--bogus', '1']]) {
-    const bad = await cli(args);
+    const bad = await runReconcile(args);
     t.equal(bad.code, 2, args.join(' '));
     t.match(bad.stderr, /usage: npm run reconcile/);
   }
