@@ -72,8 +72,7 @@ async function routingOf(s: Services, leg: LegRequest): Promise<readonly string[
 
 /** The providers still to ask: from the one its row names (a start that picks up), else the whole routing. */
 async function routeOf(s: Services, leg: LegRequest): Promise<readonly string[]> {
-  const routing = await routingOf(s, leg);
-  const row = await legRowOf(s, leg.reference);
+  const [routing, row] = await Promise.all([routingOf(s, leg), legRowOf(s, leg.reference)]);
   if (!row) return routing;
   const at = routing.indexOf(row.provider);
   return at < 0 ? [row.provider] : routing.slice(at);
