@@ -3,12 +3,9 @@
 import type { ApiModule } from '../module.ts';
 import { body, errors, json, ref } from '../openapi/common.ts';
 import * as C from '../../commands/operator-availability.ts';
-import { OPERATOR_CODES } from '../../domain/catalogue.ts';
 import { PROVIDER_NAMES } from '../../domain/operator-routing.ts';
-import { changedByOf } from './admin-operators.ts';
+import { admin, changedByOf, codeParam } from './admin-operators.ts';
 
-const admin = { 'x-auth': 'admin' as const, tags: ['Operator'] };
-const codeParam = { name: 'operator_code', in: 'path', required: true, schema: { type: 'string', enum: OPERATOR_CODES }, description: 'An operator of GET /operators, e.g. CM_MTN_MOMO' };
 
 const schemas = {
   OperatorRouting: {

@@ -7,9 +7,9 @@ import * as C from '../../commands/operator-availability.ts';
 import { operator, OPERATOR_CODES } from '../../domain/catalogue.ts';
 import { AVAILABILITIES, AVAILABILITY_FLOWS, type ChangedBy, type OperatorAvailabilityState } from '../../domain/operator-availability.ts';
 
-const admin = { 'x-auth': 'admin' as const, tags: ['Operator'] };
+export const admin = { 'x-auth': 'admin' as const, tags: ['Operator'] };
 // An unknown operator code names nothing: 404 (the validator's rule for a path value outside its schema).
-const codeParam = { name: 'operator_code', in: 'path', required: true, schema: { type: 'string', enum: OPERATOR_CODES }, description: 'An operator of GET /operators, e.g. CM_MTN_MOMO' };
+export const codeParam = { name: 'operator_code', in: 'path', required: true, schema: { type: 'string', enum: OPERATOR_CODES }, description: 'An operator of GET /operators, e.g. CM_MTN_MOMO' };
 const value = { type: 'string', enum: [...AVAILABILITIES] };
 
 const changedBy = {
