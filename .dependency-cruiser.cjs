@@ -1,9 +1,11 @@
 // The service's dependency rules (issue 29; docs/ARCHITECTURE.md, "Layers"). `.ci/run` runs
 // `npm run check:deps`, which fails on any violation. Dependencies point one way:
 //
-//   domain  ←  commands, projections  ←  api, workers, dashboard  ←  app, cli (composition roots)
+//   domain  ←  commands, projections  ←  api, workers, dashboard, pay  ←  app, cli (composition roots)
 //                        ↖ infra (adapters) ↗
 //
+// - i18n/ (message catalogues, language choice, formats) is a leaf: it imports only i18n/; the
+//   dashboard and the payer's page (pay/) use it.
 // - domain/ is pure: it imports only domain/ and libraries.
 // - infra/ (adapters: event stores, buses, database, outbound HTTP, clock, secrets) imports only
 //   infra/ and domain/. The adapters that choose a backend (the event-store and bus
@@ -16,7 +18,7 @@
 //   infra/ ports; never each other, except that the dashboard renders through the API's views.
 // - app/ and cli/ build and start everything; nothing imports them.
 // Tests, benchmarks and scripts may import anything.
-const SOURCES = '^(domain|commands|projections|api|workers|infra|dashboard|cli|app|webhook-verifier)/';
+const SOURCES = '^(domain|commands|projections|api|workers|infra|dashboard|pay|i18n|cli|app|webhook-verifier)/';
 
 module.exports = {
   forbidden: [
@@ -56,6 +58,26 @@ module.exports = {
       to: { path: '^(api|workers|dashboard)/', pathNot: '^$1/' },
     },
     {
+      name: 'i18n-is-a-leaf',
+      severity: 'error',
+      comment: 'The catalogues and the language choice import nothing of the service.',
+      from: { path: '^i18n/' },
+      to: { path: SOURCES, pathNot: '^i18n/' },
+    },
+    {
+      name: 'payer-page-and-dashboard-apart',
+      severity: 'error',
+      comment: 'The payer\'s page (pay/) and the dashboard are separate edges; neither imports the other, nor workers/; api/ imports neither.',
+      from: { path: '^(pay|dashboard)/' },
+      to: { path: '^(pay|dashboard|workers)/', pathNot: '^$1/' },
+    },
+    {
+      name: 'api-not-into-payer-page',
+      severity: 'error',
+      from: { path: '^(api|workers|domain|commands|projections|infra)/' },
+      to: { path: '^pay/' },
+    },
+    {
       name: 'dashboard-not-into-workers',
       severity: 'error',
       from: { path: '^dashboard/' },
@@ -81,7 +103,7 @@ module.exports = {
       name: 'read-side-only-above-projections',
       severity: 'error',
       comment: 'api/, workers/ and the dashboard read projections; applying events to read models is the projector\'s.',
-      from: { path: '^(api|workers|dashboard)/' },
+      from: { path: '^(api|workers|dashboard|pay)/' },
       to: { path: '^projections/(projector|one-statement-batch|upsert|copy-rows|shadow|swap|row-cache)\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {

@@ -1,0 +1,4 @@
+// The French catalogue: each surface's file has the English file's keys, exactly (catalogue.ts).
+import { common } from './common.ts';
+
+export const fr = { ...common };
