@@ -29,6 +29,8 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   refund_not_allowed: 400,
   payin_not_found: 400,
   refund_exceeds_payin: 400,
+  payment_link_closed: 410,
+  payment_link_busy: 409,
   limit_exceeded: 400,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -30,6 +30,7 @@ import { transfersModule } from '../api/routes/transfers.ts';
 import { transfersProjection } from '../projections/transfers.ts';
 import { refundsProjection } from '../projections/refunds.ts';
 import { transferSaga } from '../workers/transfer-saga.ts';
+import { paymentLinkOutcomes } from '../workers/payment-link-outcomes.ts';
 import { historyModule } from '../api/routes/history.ts';
 import { operationsModule } from '../api/routes/operations.ts';
 import { adminReconciliation } from '../api/routes/admin-reconciliation.ts';
@@ -84,6 +85,7 @@ export const workers: Worker[] = [
   webhookWorker,
   providerGateway,
   transferSaga,
+  paymentLinkOutcomes,
   kycReviewWorker,
   idempotencyPurge,
   embeddedVacuum,

@@ -2,17 +2,20 @@
 //
 // Create: one atomic append, quote consumed + payin created/pending, with the expected version of
 // both streams, so concurrent requests on one quote create exactly one payin and a refused request
-// never consumes the quote. The OTP is sealed in the vault just before that append, and discarded
-// only if the append certainly did not happen (sealed-otp.ts); the events only say whether one was
-// required and whether one was supplied.
+// never consumes the quote. A payin paid through a payment link also takes a place on the link
+// (`payment_link.payment_started`) in that same append: the link's rules (usable, a place free)
+// are decided on the link as it is when the payin commits. The OTP is sealed in the vault just
+// before that append, and discarded only if the append certainly did not happen (sealed-otp.ts);
+// the events only say whether one was required and whether one was supplied.
 import type { Services } from './services.ts';
 import * as P from '../domain/payin.ts';
 import * as Q from '../domain/quote.ts';
 import * as W from '../domain/wallet.ts';
+import * as L from '../domain/payment-link.ts';
 import { invariant } from '../domain/errors.ts';
 import type { LegOutcome, RailParty } from '../domain/payment.ts';
-import type { EventMetadata } from '../infra/eventstore/types.ts';
-import { toNew } from './aggregates.ts';
+import type { EventMetadata, StreamAppend } from '../infra/eventstore/types.ts';
+import { toNew, type AttemptLoader } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
 import { requireCustomer } from './lookups.ts';
@@ -30,16 +33,29 @@ export interface CreatePayin {
   metadata: Record<string, string>;
   /** The id was drawn by this request's idempotency claim (no take-over): the payin cannot exist yet. */
   fresh?: boolean;
+  /** Paid through this payment link (commands/payment-links.ts payThroughLink). */
+  paymentLinkId?: string;
+}
+
+/** The link's place taken by the payin, decided on the link as it is in this attempt (none without a link). */
+async function linkPlace(tx: AttemptLoader, c: CreatePayin, now: Date, meta: EventMetadata): Promise<StreamAppend[]> {
+  if (c.paymentLinkId === undefined) return [];
+  const streamId = streams.paymentLink(c.paymentLinkId);
+  const link = await tx.load(streamId, L.paymentLinkDecider);
+  invariant(!link.state.exists || link.state.created!.merchant_id === c.merchantId, `payment link ${c.paymentLinkId} belongs to another merchant`);
+  const events = L.paymentLinkDecider.decide({ type: 'StartPayment', data: { payinId: c.payinId, now, at: now.toISOString() } }, link.state);
+  return [{ streamId, expectedVersion: link.version, events: toNew(events, meta) }];
 }
 
 export async function createPayin(s: Services, c: CreatePayin, meta: EventMetadata): Promise<Created<P.PayinState>> {
   const payinStream = streams.payin(c.payinId);
   const quoteStream = streams.quote(c.quoteId);
+  const linkStreams = c.paymentLinkId === undefined ? [] : [streams.paymentLink(c.paymentLinkId)];
   const earlier = await createdEarlier(s.aggregates, payinStream, P.payinDecider, c.fresh);
   if (earlier) return earlier;
   await requireCustomer(s, c.merchantId, c.customerId);
   return withSealedOtp(s, c.payinId, c.otp, async (seal) => {
-    const { result, append } = await s.aggregates.transact([quoteStream, payinStream], async (tx) => {
+    const { result, append } = await s.aggregates.transact([quoteStream, payinStream, ...linkStreams], async (tx) => {
       const now = s.clock.now();
       const at = now.toISOString();
       const quote = await tx.load(quoteStream, Q.quoteDecider);
@@ -53,15 +69,18 @@ export async function createPayin(s: Services, c: CreatePayin, meta: EventMetada
         type: 'CreatePayin',
         data: {
           payinId: c.payinId, merchantId: c.merchantId, customerId: c.customerId, quote: quote.state.quote!, source: c.source,
-          otpSupplied: c.otp !== undefined, metadata: c.metadata, availability: await readAvailabilities(tx, [quote.state.quote?.operator_code]), at,
+          otpSupplied: c.otp !== undefined, metadata: c.metadata, availability: await readAvailabilities(tx, [quote.state.quote?.operator_code]),
+          paymentLinkId: c.paymentLinkId, at,
         },
       }, payin.state);
+      const place = await linkPlace(tx, c, now, meta);
       // Any OTP given goes to the provider (sealed until then), also where the operator needs none.
       await seal();
       return {
         appends: [
           { streamId: quoteStream, expectedVersion: quote.version, events: toNew(consumed, meta) },
           { streamId: payinStream, expectedVersion: payin.version, events: toNew(events, meta) },
+          ...place,
         ],
         result: created(events.reduce(P.payinDecider.evolve, payin.state)),
       };

@@ -6,6 +6,8 @@ export const streams = {
   payin: (id: string) => `payin-${id}`,
   payout: (id: string) => `payout-${id}`,
   refund: (id: string) => `refund-${id}`,
+  /** A payment link (domain/payment-link.ts); its payins have their own streams. */
+  paymentLink: (id: string) => `payment-link-${id}`,
   transfer: (id: string) => `transfer-${id}`,
   wallet: (merchantId: string, currency: string) => `wallet-${merchantId}-${currency}`,
   /** One per top-up: it, not the wallet, makes the top-up happen once (commands/wallets.ts). */

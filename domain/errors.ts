@@ -30,6 +30,10 @@ export type ErrorCode =
   | 'refund_not_allowed'
   | 'payin_not_found'
   | 'refund_exceeds_payin'
+  /** A payment link no longer takes payments: inactive, completed or expired (CONTRACT §16: 410). */
+  | 'payment_link_closed'
+  /** Every place left on a payment link is held by a pending payin: retry once one fails (409). */
+  | 'payment_link_busy'
   /** A per-merchant bound is reached (CONTRACT §17: at most 16 webhook endpoints). */
   | 'limit_exceeded'
   | 'payload_too_large'

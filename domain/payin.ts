@@ -20,6 +20,8 @@ export interface PayinCreated extends PaymentCreated {
   otp_required: boolean;
   /** One was given: it waits sealed in the gateway's vault under the payin id (never in an event). */
   otp_supplied: boolean;
+  /** The payment link it was paid through (CONTRACT §16); absent on every other payin. */
+  payment_link_id?: string;
 }
 
 /** The lifecycle's events, and once completed its refunds' claims (payin-refunds.ts). */
@@ -41,6 +43,8 @@ export interface CreatePayin {
   metadata: Record<string, string>;
   /** The quoted operator's availability as read with this create (closed for the flow: refused). */
   availability: OperatorAvailabilities;
+  /** Paid through this payment link (its `payment_started` goes in the same append). */
+  paymentLinkId?: string;
   at: string;
 }
 
@@ -64,6 +68,8 @@ function decideCreated(c: CreatePayin): PayinCreated {
   return {
     payin_id: c.payinId, merchant_id: c.merchantId, customer_id: c.customerId, ...asQuoted(q),
     source, pricing: q.pricing, wallet_impact: q.wallet_impact, metadata: c.metadata, otp_required: otpRequired, otp_supplied: c.otpSupplied, at: c.at,
+    // Only on a link's payins: every other payin's event stays as it was.
+    ...(c.paymentLinkId === undefined ? {} : { payment_link_id: c.paymentLinkId }),
   };
 }
 
