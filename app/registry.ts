@@ -16,6 +16,7 @@ import { payoutsModule } from '../api/routes/payouts.ts';
 import { payoutsBulkModule } from '../api/routes/payouts-bulk.ts';
 import { payoutBatchesProjection } from '../projections/payout-batches.ts';
 import { refundsModule } from '../api/routes/refunds.ts';
+import { paymentLinksModule } from '../api/routes/payment-links.ts';
 import { walletsModule } from '../api/routes/wallets.ts';
 import { statementsModule } from '../api/routes/statements.ts';
 import { providerCallbacksModule } from '../api/routes/provider-callbacks.ts';
@@ -29,6 +30,7 @@ import { webhookWorker } from '../workers/webhooks/index.ts';
 import { transfersModule } from '../api/routes/transfers.ts';
 import { transfersProjection } from '../projections/transfers.ts';
 import { refundsProjection } from '../projections/refunds.ts';
+import { paymentLinksProjection } from '../projections/payment-links.ts';
 import { transferSaga } from '../workers/transfer-saga.ts';
 import { paymentLinkOutcomes } from '../workers/payment-link-outcomes.ts';
 import { historyModule } from '../api/routes/history.ts';
@@ -54,6 +56,7 @@ export const apiModules: ApiModule[] = [
   payoutsModule,
   payoutsBulkModule,
   refundsModule,
+  paymentLinksModule,
   walletsModule,
   statementsModule,
   providerCallbacksModule,
@@ -76,6 +79,7 @@ export const projections: Projection[] = [
   payoutBatchesProjection,
   transfersProjection,
   refundsProjection,
+  paymentLinksProjection,
   walletMovementsProjection,
 ];
 

@@ -70,17 +70,32 @@ export type PaymentLinkCommand =
   | { type: 'StartPayment'; data: { payinId: string; now: Date; at: string } }
   | { type: 'EndPayment'; data: { payinId: string; outcome: PaymentOutcome; at: string } };
 
+/** What a link's status is computed from (its state, or its read model's row). */
+export interface StatusFacts {
+  deactivated: boolean;
+  /** Completed payins. */
+  completed: number;
+  max_payments: number | null;
+  expires_at: string | null;
+}
+
 /**
- * The link's status at `now`: deactivated first (the merchant's word), then completed (every place
- * used), then expired, else active.
+ * The status at `now`: deactivated first (the merchant's word), then completed (every place used),
+ * then expired, else active. Without `now`, the status that only events change (never `expired`).
  */
-export function linkStatus(s: PaymentLinkState, now: Date): PaymentLinkStatus {
-  const c = s.created!;
-  if (s.deactivated_at !== null) return 'inactive';
-  if (c.max_payments !== null && s.completed >= c.max_payments) return 'completed';
-  if (c.expires_at !== null && Date.parse(c.expires_at) <= now.getTime()) return 'expired';
+export function statusOf(f: StatusFacts, now?: Date): PaymentLinkStatus {
+  if (f.deactivated) return 'inactive';
+  if (f.max_payments !== null && f.completed >= f.max_payments) return 'completed';
+  if (now !== undefined && f.expires_at !== null && Date.parse(f.expires_at) <= now.getTime()) return 'expired';
   return 'active';
 }
+
+export const statusFacts = (s: PaymentLinkState): StatusFacts => ({
+  deactivated: s.deactivated_at !== null, completed: s.completed, max_payments: s.created!.max_payments, expires_at: s.created!.expires_at,
+});
+
+/** The link's status at `now`. */
+export const linkStatus = (s: PaymentLinkState, now: Date): PaymentLinkStatus => statusOf(statusFacts(s), now);
 
 const initialState = (): PaymentLinkState => ({ exists: false, created: null, deactivated_at: null, pending: [], completed: 0, failed: 0, updated_at: '' });
 

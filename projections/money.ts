@@ -44,6 +44,7 @@ const payinModel: StreamModel<PayinState, PayinEvent> = {
   decider: payinDecider,
   columns: (s) => ({
     merchant_id: s.created!.merchant_id, customer_id: s.created!.customer_id, quote_id: s.created!.quote_id,
+    payment_link_id: s.created!.payment_link_id ?? null,
     status: s.status, created_at: s.created!.at, updated_at: s.updated_at, body: renderPayin(s),
   }),
 };

@@ -46,12 +46,14 @@ const transfer = (await h.as(F, 'POST', '/transfers', { quote_id: tq.id, custome
 // A refund of the payin once it completed (CONTRACT §9): its id for the refund paths.
 await until('the payin completed', async () => (await h.as(F, 'GET', `/payins/${payin}`)).body.status === 'completed');
 const refund = (await h.as(F, 'POST', '/refunds', { payin_id: payin, amount: '1000' }, { idem: true })).body.id as string;
+// A payment link (CONTRACT §16): its id for the payment-link paths.
+const paymentLink = (await h.as(F, 'POST', '/payment-links', { amount: '5000', currency: 'XOF', description: 'x', max_payments: null }, { idem: true })).body.id as string;
 const eventId = await until('a webhook event', async () => (await h.as(F, 'GET', '/events')).body.data?.[0]?.id as string | undefined);
 // An active quote for bodies (a mutation that happens to be valid may consume it: each body gets a fresh one from a pool).
 const freshQuote = await quote(h, F, 'payin', leg('SN_WAVE_MOMO', 'SN', 'XOF', '5000'));
 
 const pathValues: Record<string, string> = {
-  customer_id: customer, quote_id: payinQuote.id, payin_id: payin, payout_id: payout, transfer_id: transfer, refund_id: refund, event_id: eventId,
+  customer_id: customer, quote_id: payinQuote.id, payin_id: payin, payout_id: payout, transfer_id: transfer, refund_id: refund, event_id: eventId, payment_link_id: paymentLink,
   merchant_id: V.merchantId, key_id: V.keyId, currency: 'XOF', provider: 'sandbox', projection: 'no-such-projection', stream: `payin-${payin}`,
 };
 const known = {

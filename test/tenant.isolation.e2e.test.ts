@@ -52,11 +52,14 @@ const bEvent = await until('B has webhook events', async () => (await h.as(B, 'G
 await until('B\'s payin completed', async () => (await h.as(B, 'GET', `/payins/${bPayin.body.id}`)).body.status === 'completed');
 const bRefund = await h.as(B, 'POST', '/refunds', { payin_id: bPayin.body.id, amount: '1000', reason: B_NAME }, { idem: true });
 const bEndpoint = await h.as(B, 'POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks-b', description: B_NAME }, { idem: true });
+// A payment link of B's (CONTRACT §16).
+const bLink = await h.as(B, 'POST', '/payment-links', { amount: '5000', currency: 'XAF', description: B_NAME, max_payments: null }, { idem: true });
 
 /** B's resource ids by the name a path parameter, a filter or a body field gives them. */
 const bIds: Record<string, string> = {
   customer_id: bCustomer.body.id, quote_id: bQuote.id, payin_id: bPayin.body.id, payout_id: bPayout.body.id,
   transfer_id: bTransfer.body.id, event_id: bEvent, batch_id: bBatch.body.id, refund_id: bRefund.body.id, endpoint_id: bEndpoint.body.id,
+  payment_link_id: bLink.body.id,
   // Not an id: a currency names one of the caller's own wallets (B's wallet is never reachable by it).
   currency: 'XOF',
 };
@@ -65,7 +68,7 @@ const ownScoped = new Set(['currency']);
 const bSecrets = [...Object.entries(bIds).filter(([name]) => !ownScoped.has(name)).map(([, id]) => id), bPayoutQuote.id, bBatchQuote.id, bBatch.body.items?.[0]?.payout?.id, bTq.id, B.merchantId, B_NAME].filter((x): x is string => typeof x === 'string');
 
 t.test('B has one of every resource', async (t) => {
-  for (const r of [bCustomer, bPayin, bPayout, bTransfer, bBatch, bRefund, bEndpoint]) t.equal(r.status, 201, r.text.slice(0, 200));
+  for (const r of [bCustomer, bPayin, bPayout, bTransfer, bBatch, bRefund, bEndpoint, bLink]) t.equal(r.status, 201, r.text.slice(0, 200));
   t.equal(bBatch.body.items[0].status, 201, 'a bulk payout request with its payout');
   t.equal(bKyc.status, 201, 'a KYC submission');
   t.ok(bEvent, 'a webhook event');

@@ -8,6 +8,7 @@ export const tags = [
   { name: 'Payins', description: 'Collections from a payer into the merchant wallet (merchant API).' },
   { name: 'Payouts', description: "Disbursements to a recipient from the merchant's wallet (merchant API)." },
   { name: 'Refunds', description: 'Money of a completed payin given back to its payer, in full or in part (merchant API).' },
+  { name: 'Payment links', description: 'A fixed amount to pay on the service\'s own page, shared as a URL or a QR code: no code needed (merchant API).' },
   { name: 'Transfers', description: 'Two legs: collect from a payer, then pay a recipient (merchant API).' },
   { name: 'Wallets', description: 'Balances per currency: available and reserved (merchant API).' },
   { name: 'Events', description: 'The webhook events sent to the merchant, with their delivery attempts (merchant API).' },

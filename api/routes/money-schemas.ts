@@ -92,12 +92,13 @@ export const moneySchemas = {
       'history lists each status with its reason (a failure\'s is its failure_reason, e.g. insufficient_funds; the ' +
       'provider\'s own code, e.g. INSUFFICIENT_FUNDS, is in provider_failure). ' +
       'The one-time password is never returned.',
-    required: [...alwaysPresent(paymentProperties), 'source', 'refunded_amount', 'refund_ids'],
+    required: [...alwaysPresent(paymentProperties), 'source', 'refunded_amount', 'refund_ids', 'payment_link_id'],
     properties: {
       ...paymentProperties,
       source: ref('RailParty'),
       refunded_amount: { ...amount, description: 'The sum of its completed refunds ("0" when none): see Refunds' },
       refund_ids: { type: 'array', items: ref('Uuid'), description: 'Every refund of this payin, oldest first, whatever its status' },
+      payment_link_id: { ...nullable(ref('Uuid')), description: 'The payment link the payer paid through (see Payment links); null for every other payin' },
     },
   },
   Payout: {

@@ -46,8 +46,11 @@ export const payinsModule: ApiModule = {
       },
       get: {
         ...merchant, operationId: 'listPayins', summary: 'List payins, newest first',
-        description: 'Filters: status, customer_id, created_from and created_to (inclusive).',
-        parameters: listParamsWith(PAYMENT_STATUSES),
+        description: 'Filters: status, customer_id, payment_link_id, created_from and created_to (inclusive).',
+        parameters: [
+          ...listParamsWith(PAYMENT_STATUSES),
+          { name: 'payment_link_id', in: 'query', schema: { type: 'string', format: 'uuid' }, description: 'Only the payins made through this payment link' },
+        ],
         responses: { 200: json(listOf(ref('Payin'))), 400: errors[400], 401: errors[401] },
       },
     },
@@ -81,6 +84,7 @@ export const payinsModule: ApiModule = {
       const { knex } = ctx.services;
       const q = knex('payins').select('body').where({ merchant_id: ctx.merchantId });
       if (ctx.query.customer_id !== undefined) q.where({ customer_id: ctx.query.customer_id });
+      if (ctx.query.payment_link_id !== undefined) q.where({ payment_link_id: ctx.query.payment_link_id });
       if (ctx.query.status !== undefined) q.where({ status: ctx.query.status });
       return { status: 200, body: await paginate(knex, q, listRequest(ctx.query), (r: Row) => r.body) };
     },

@@ -14,5 +14,7 @@ export function renderPayin(state: PayinState): Record<string, unknown> {
     // Its refunds (CONTRACT §9): the sum of the completed ones, and every refund's id in order.
     refunded_amount: formatMoney(refundedOf(state.refunds ?? [])),
     refund_ids: (state.refunds ?? []).map((r) => r.refund_id),
+    // The payment link it was paid through (CONTRACT §16); null for every other payin.
+    payment_link_id: c.payment_link_id ?? null,
   };
 }

@@ -199,6 +199,18 @@ export const operationExamples: Record<string, OperationExample> = {
   getRefund: { response: x.refund },
   listRefunds: { response: list(x.refund) },
   getRefundEvents: { response: x.eventHistory },
+  // Payment links (CONTRACT §16).
+  createPaymentLink: {
+    request: {
+      amount: x.paymentLinkCreated.amount, currency: x.paymentLinkCreated.currency, description: x.paymentLinkCreated.description,
+      expires_at: x.paymentLinkCreated.expires_at, max_payments: x.paymentLinkCreated.max_payments, metadata: x.paymentLinkCreated.metadata,
+    },
+    response: x.paymentLinkCreated,
+  },
+  listPaymentLinks: { response: list(x.paymentLink) },
+  getPaymentLink: { response: x.paymentLink },
+  deactivatePaymentLink: { response: { ...read(x.paymentLinkCreated), status: 'inactive', updated_at: '2026-11-26T04:35:12.880Z' } },
+  listPaymentLinkPayments: { response: list(x.paymentLinkPayin) },
   createTransfer: {
     request: { quote_id: x.transferCreated.quote_id, customer_id: x.transferCreated.customer_id, payer: x.transferCreated.payer, recipient: x.transferCreated.recipient },
     response: x.transferCreated,

@@ -442,6 +442,7 @@ export const payinCreated = {
   failed_at: null,
   refunded_amount: '0',
   refund_ids: [],
+  payment_link_id: null,
   _meta: { idempotency_key: '92bb6e7735ca6d18', idempotency_replayed: false },
 };
 
@@ -497,7 +498,38 @@ export const payin = {
   provider_reference: 'SBX-1CFAE7D2C7893830',
   refunded_amount: '0',
   refund_ids: [],
+  payment_link_id: null,
 };
+
+/** A payment link (CONTRACT §16) for one payment of 5000 XAF, as POST /payment-links answers it. */
+export const paymentLinkCreated = {
+  id: '5d2a9c4e-7b13-4f60-8e21-3c9b6a1f0d47',
+  url: 'https://pay.example.com/pay/5d2a9c4e-7b13-4f60-8e21-3c9b6a1f0d47',
+  qr_svg_url: 'https://pay.example.com/pay/5d2a9c4e-7b13-4f60-8e21-3c9b6a1f0d47/qr.svg',
+  status: 'active',
+  amount: '5000',
+  currency: 'XAF',
+  description: 'Robe wax, taille M',
+  payments_count: 0,
+  expires_at: '2026-12-03T18:00:00.000Z',
+  max_payments: 1,
+  customer_id: null,
+  metadata: { order: 'A-42' },
+  created_at: '2026-11-26T04:30:02.114Z',
+  updated_at: '2026-11-26T04:30:02.114Z',
+  _meta: { idempotency_key: 'link-A-42', idempotency_replayed: false },
+};
+
+/** The link once its payment completed. */
+export const paymentLink = {
+  ...Object.fromEntries(Object.entries(paymentLinkCreated).filter(([k]) => k !== '_meta')),
+  status: 'completed',
+  payments_count: 1,
+  updated_at: '2026-11-26T04:31:40.502Z',
+};
+
+/** A payin made through the link (its source and customer from the payer's page). */
+export const paymentLinkPayin = { ...payin, payment_link_id: paymentLinkCreated.id, metadata: paymentLinkCreated.metadata };
 
 /** A partial refund of the payin (CONTRACT §9), as POST /refunds answers it. */
 export const refundCreated = {
