@@ -5,7 +5,8 @@ import type { UUID } from 'node:crypto';
 import type { ApiServices } from '../api/services.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import * as C from '../commands/merchants.ts';
-import { DomainError } from '../domain/errors.ts';
+import type { MessageKey } from '../i18n/catalogue.ts';
+import { Refusal } from './refusal.ts';
 import { checkUrl, UnsafeUrlError } from '../infra/url-safety.ts';
 import { webhookUrlPolicy } from '../infra/url-safety.ts';
 import { requestRedelivery } from '../commands/webhook-redeliveries.ts';
@@ -17,18 +18,19 @@ import { webhookUrlOf } from './data.ts';
 
 export const meta = (session: Session, requestId: string): EventMetadata => ({ requestId, actor: `dashboard:${session.userId}` });
 
-export const GRACE_CHOICES = [
-  { seconds: 0, label: 'Immediately' },
-  { seconds: 3600, label: 'After 1 hour' },
-  { seconds: 86_400, label: 'After 24 hours' },
-  { seconds: 604_800, label: 'After 7 days' },
+/** When a rotated key's old secret stops, as the keys page offers it (the label: a catalogue key). */
+export const GRACE_CHOICES: Array<{ seconds: number; label: MessageKey }> = [
+  { seconds: 0, label: 'dash.keys.grace_0' },
+  { seconds: 3600, label: 'dash.keys.grace_3600' },
+  { seconds: 86_400, label: 'dash.keys.grace_86400' },
+  { seconds: 604_800, label: 'dash.keys.grace_604800' },
 ];
 
-export const EXPIRY_CHOICES = [
-  { days: 0, label: 'Never' },
-  { days: 30, label: 'In 30 days' },
-  { days: 90, label: 'In 90 days' },
-  { days: 365, label: 'In 1 year' },
+export const EXPIRY_CHOICES: Array<{ days: number; label: MessageKey }> = [
+  { days: 0, label: 'dash.keys.expiry_0' },
+  { days: 30, label: 'dash.keys.expiry_30' },
+  { days: 90, label: 'dash.keys.expiry_90' },
+  { days: 365, label: 'dash.keys.expiry_365' },
 ];
 
 export async function createKey(s: ApiServices, session: Session, requestId: string, expiresInDays: number) {
@@ -51,7 +53,7 @@ export async function setWebhookUrl(s: ApiServices, session: Session, requestId:
   try {
     await checkUrl(url, webhookUrlPolicy(s));
   } catch (err) {
-    if (err instanceof UnsafeUrlError) throw new DomainError('bad_request', `Webhook URL refused: ${err.message}`, [{ field: 'url', message: err.message }]);
+    if (err instanceof UnsafeUrlError) throw new Refusal('dash.error.url_refused', { reason: err.message }, 'bad_request', [{ field: 'url', message: err.message }]);
     throw err;
   }
   // The merchant's first endpoint (CONTRACT.md §11), as the operator's PUT sets it.
@@ -60,7 +62,7 @@ export async function setWebhookUrl(s: ApiServices, session: Session, requestId:
 
 async function configuredUrl(s: ApiServices, merchantId: string): Promise<string> {
   const url = await webhookUrlOf(s, merchantId);
-  if (!url) throw new DomainError('bad_request', 'Set a webhook URL first');
+  if (!url) throw new Refusal('dash.error.webhook_url_first');
   return url;
 }
 
@@ -77,5 +79,5 @@ export async function sendTestEvent(s: ApiServices, session: Session, requestId:
 /** POST /events/{id}/redeliver's effect: one extra attempt now at each enabled endpoint that takes it (the caller checked the event is the merchant's). */
 export async function redeliver(s: ApiServices, session: Session, event: { id: string; event: string }, redeliveryId: string) {
   const sent = await requestRedelivery(s, event, session.merchantId, redeliveryId);
-  if (sent === 0) throw new DomainError('bad_request', 'No enabled webhook endpoint takes this event');
+  if (sent === 0) throw new Refusal('dash.error.no_endpoint_takes');
 }

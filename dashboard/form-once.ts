@@ -9,6 +9,7 @@ import type { ApiServices } from '../api/services.ts';
 import { DomainError } from '../domain/errors.ts';
 import { requestHash, unkeyedRequestHash, type Claim } from '../commands/idempotency.ts';
 import type { Session } from './session.ts';
+import { Refusal } from './refusal.ts';
 
 export const NONCE_FIELD = 'form_nonce';
 
@@ -40,7 +41,7 @@ async function claim(s: ApiServices, session: Session, key: string, action: stri
       // The same nonce on another form: it was used, and that form's effect is not ours to repeat.
       if (err.code === 'idempotency_conflict') return { kind: 'replay', status: 409, body: { action: 'other' } };
       if (err.code !== 'idempotency_in_progress') throw err;
-      if (Date.now() >= deadline) throw new DomainError('bad_request', 'This form is still being processed. Open the page again in a moment to see the result.');
+      if (Date.now() >= deadline) throw new Refusal('dash.error.still_running');
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
   }
@@ -56,7 +57,7 @@ export async function once<R>(
   s: ApiServices, session: Session, nonce: string, action: string,
   run: (resourceId: UUID) => Promise<R>, summarise: (result: R) => Summary,
 ): Promise<Once<R>> {
-  if (!validNonce(nonce)) throw new DomainError('bad_request', 'This form is from an old page. Reload the page and try again.');
+  if (!validNonce(nonce)) throw new Refusal('dash.error.old_form');
   const key = keyOf(session, nonce);
   const c = await claim(s, session, key, action);
   if (c.kind === 'replay') return { kind: 'repeat', summary: (c.body ?? {}) as Summary };

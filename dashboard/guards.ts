@@ -24,21 +24,23 @@ export function securityHeaders(_req: Request, res: Response, next: NextFunction
 // Forms only: urlencoded, small. A POST from another site is refused before anything else.
 export function formsOnly(req: Request, res: Response, next: NextFunction): void {
   if (req.method !== 'POST') return next();
-  if (!sameOrigin(req)) return send(res, 403, messagePage('Refused', 'This form was sent from another site.'));
-  if (!req.is('application/x-www-form-urlencoded')) return send(res, 415, messagePage('Refused', 'Forms must be sent as application/x-www-form-urlencoded.'));
+  const v = locals(res);
+  if (!sameOrigin(req)) return send(res, 403, messagePage(v, v.t('dash.error.refused'), v.t('dash.error.other_site')));
+  if (!req.is('application/x-www-form-urlencoded')) return send(res, 415, messagePage(v, v.t('dash.error.refused'), v.t('dash.error.form_encoding')));
   next();
 }
 
 /** Signed in from here on: the session goes on `res.locals`, and a POST must carry its CSRF token. */
 export const signedIn = (s: ApiServices) => async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-  const session = await currentSession(s, req, locals(res).secure);
+  const v = locals(res);
+  const session = await currentSession(s, req, v.secure);
   if (!session) {
     if (req.method === 'GET' || req.method === 'HEAD') return res.redirect(303, `${BASE}/sign-in`);
-    return send(res, 403, messagePage('Session ended', 'Your session has ended. Sign in again.', { href: `${BASE}/sign-in`, label: 'Sign in' }));
+    return send(res, 403, messagePage(v, v.t('dash.error.session_ended_title'), v.t('dash.error.session_ended'), { href: `${BASE}/sign-in`, label: v.t('dash.signin.submit') }));
   }
-  locals(res).session = session;
+  v.session = session;
   if (req.method === 'POST' && !tokensMatch(session.csrfToken, field(req, CSRF_FIELD))) {
-    return send(res, 403, page(session, 'Refused', '', html`<p>This form could not be checked (it may be from an old page). Go back, reload and try again.</p>`));
+    return send(res, 403, page(v, v.t('dash.error.refused'), '', html`<p>${v.t('dash.error.csrf')}</p>`));
   }
   next();
 };

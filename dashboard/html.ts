@@ -28,3 +28,17 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
   return new Html(out);
 }
+
+/**
+ * A translated sentence whose `{name}` places hold markup (a link, a <code>): the sentence's own text
+ * is escaped, each value rendered as html`` renders it. A place with no value stays visible.
+ */
+export function template(message: string, values: Record<string, Value>): Html {
+  const parts = message.split(/\{([a-z_]+)\}/);
+  let out = '';
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    out += i % 2 === 0 ? escapeHtml(part) : part in values ? render(values[part] as Value) : escapeHtml(`{${part}}`);
+  }
+  return new Html(out);
+}

@@ -9,6 +9,7 @@ import type { ApiServices } from '../api/services.ts';
 import { secureCookies } from './session.ts';
 import { BASE } from './pages/layout.ts';
 import { locals } from './http.ts';
+import { speak } from './language.ts';
 import { formsOnly, securityHeaders, signedIn } from './guards.ts';
 import { errorPage, notFound } from './errors.ts';
 import { addSignInRoutes } from './routes/sign-in.ts';
@@ -33,6 +34,8 @@ function dashboardRouter(s: ApiServices): express.Router {
     locals(res).secure = secureCookies(s, req);
     next();
   });
+  // The page's language, before any page (the sign-in page and the refusals below speak it too).
+  r.use(speak(BASE, (req) => secureCookies(s, req)));
   r.use('/static', express.static(STATIC_DIR, { maxAge: '1h', index: false, fallthrough: true, setHeaders: (res) => res.setHeader('Cache-Control', 'public, max-age=3600') }));
   r.use(formsOnly);
   r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 }));

@@ -3,7 +3,7 @@
 import type { ApiServices } from '../api/services.ts';
 import * as C from '../commands/webhook-endpoints.ts';
 import { ALL_EVENTS, type EndpointStatus } from '../domain/webhook-endpoints.ts';
-import { DomainError } from '../domain/errors.ts';
+import { Refusal } from './refusal.ts';
 import type { Session } from './session.ts';
 import { meta } from './actions.ts';
 
@@ -17,8 +17,8 @@ export const filterOf = (events: string[]) => (events.length === 0 || events.inc
 
 function checkedForm(f: EndpointForm): EndpointForm {
   const url = f.url.trim();
-  if (url === '' || url.length > 2000) throw new DomainError('bad_request', 'Enter a URL of at most 2000 characters');
-  if (f.description.length > 500) throw new DomainError('bad_request', 'The description is at most 500 characters');
+  if (url === '' || url.length > 2000) throw new Refusal('dash.error.url_length');
+  if (f.description.length > 500) throw new Refusal('dash.error.description_length');
   return { url, events: filterOf(f.events), description: f.description.trim() };
 }
 
@@ -43,6 +43,6 @@ export async function removeEndpoint(s: ApiServices, session: Session, requestId
 }
 
 export async function rotateEndpoint(s: ApiServices, session: Session, requestId: string, endpointId: string, activateAfterSeconds: number) {
-  if (!ACTIVATE_CHOICES.includes(activateAfterSeconds)) throw new DomainError('bad_request', 'Choose when the new secret takes over');
+  if (!ACTIVATE_CHOICES.includes(activateAfterSeconds)) throw new Refusal('dash.error.activate_choice');
   return C.rotateEndpointSecret(s, session.merchantId, endpointId, activateAfterSeconds, meta(session, requestId));
 }

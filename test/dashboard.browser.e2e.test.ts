@@ -39,8 +39,10 @@ t.test('a new merchant, from invitation to a working key, webhook and transfer p
   const invitation = await inviteUser(h, merchantId, 'owner@acme.example');
 
   // A fresh profile directory: launchPersistentContext is how Playwright takes --user-data-dir.
+  // An English browser (Accept-Language: en-GB): the dashboard speaks French by default and the
+  // steps below name its English words.
   const context: BrowserContext = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 860 },
+    executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 860 }, locale: 'en-GB',
   });
   t.teardown(() => context.close());
   const page: Page = context.pages()[0] ?? await context.newPage();

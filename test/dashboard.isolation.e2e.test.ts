@@ -62,7 +62,7 @@ t.test("A cannot act on B's key or event, and B's data is in none of A's lists",
     t.match((await userA.get(path)).text, /Nothing matches/, `${path}: B's resource is not found by search`);
   }
   const home = await userA.get('/dashboard');
-  t.match(home.text, /data-currency="XOF">\s*<h3>XOF<\/h3>\s*<p class="big">0 XOF/, "A's balances, not B's");
+  t.match(home.text, /data-currency="XOF">\s*<h3>XOF<\/h3>\s*<p class="big">F\sCFA\s0</, "A's balances, not B's");
 });
 
 t.test('lists: status and date filters, search by id, provider reference and metadata value', async (t) => {

@@ -1,36 +1,38 @@
 // The answer to a form sent a second time (reload and "Resend", double click, Back then submit): what
 // the first sending did, that it was not done again, and never the secret it revealed.
 import { html, type Html } from '../html.ts';
-import type { Session } from '../session.ts';
+import type { View } from '../http.ts';
 import type { Summary } from '../form-once.ts';
-import { BASE, page } from './layout.ts';
+import { BASE, page, rich } from './layout.ts';
 
-const KEYS_LINK = html`<p><a href="${BASE}/keys">Go to API keys</a></p>`;
-const WEBHOOKS_LINK = html`<p><a href="${BASE}/webhooks">Go to Webhooks</a></p>`;
-
-function explain(s: Summary): Html {
+function explain(v: View, s: Summary): Html {
+  const keysLink = html`<p><a href="${BASE}/keys">${v.t('dash.again.to_keys')}</a></p>`;
+  const webhooksLink = html`<p><a href="${BASE}/webhooks">${v.t('dash.again.to_webhooks')}</a></p>`;
+  const warn = (key: Parameters<View['t']>[0]) => html`<p class="warning">${v.t(key)}</p>`;
   switch (s.action) {
     case 'key_created':
-      return html`<p>This form was already sent: it created the API key <code>${s.api_key ?? ''}</code>. No other key was created.</p>
-<p class="warning">The secret was shown once and cannot be shown again; rotate the key or create another if you lost it.</p>${KEYS_LINK}`;
+      return html`<p>${rich(v, 'dash.again.key_created', { key: html`<code>${s.api_key ?? ''}</code>` })}</p>
+${warn('dash.again.key_secret')}${keysLink}`;
     case 'key_rotated':
-      return html`<p>This form was already sent: it rotated the API key <code>${s.api_key ?? ''}</code>. It was not rotated again.</p>
-<p class="warning">The new secret was shown once and cannot be shown again; rotate the key again or create another if you lost it.</p>${KEYS_LINK}`;
+      return html`<p>${rich(v, 'dash.again.key_rotated', { key: html`<code>${s.api_key ?? ''}</code>` })}</p>
+${warn('dash.again.key_rotated_secret')}${keysLink}`;
     case 'webhook_set':
     case 'webhook_secret_rotated':
-      return html`<p>This form was already sent: ${s.action === 'webhook_set' ? 'it saved the webhook URL and created a signing secret' : 'it rotated the signing secret'}. Nothing was changed again.</p>
-<p class="warning">The signing secret was shown once and cannot be shown again; rotate it if you lost it.</p>${WEBHOOKS_LINK}`;
+      return html`<p>${v.t(s.action === 'webhook_set' ? 'dash.again.webhook_set' : 'dash.again.webhook_rotated')}</p>
+${warn('dash.again.signing_secret')}${webhooksLink}`;
     case 'endpoint_created':
     case 'endpoint_secret_rotated':
-      return html`<p>This form was already sent: ${s.action === 'endpoint_created' ? 'it added the webhook endpoint' : "it rotated the endpoint's signing secret"}. Nothing was done again.</p>
-<p class="warning">The signing secret was shown once and cannot be shown again; rotate it if you lost it.</p>${WEBHOOKS_LINK}`;
+      return html`<p>${v.t(s.action === 'endpoint_created' ? 'dash.again.endpoint_created' : 'dash.again.endpoint_rotated')}</p>
+${warn('dash.again.signing_secret')}${webhooksLink}`;
+    case 'link_created':
+      return html`<p>${rich(v, 'dash.again.link_created', { link: html`<a href="${BASE}/links/${s.link_id ?? ''}"><code>${s.link_id ?? ''}</code></a>` })}</p>`;
     default:
-      return html`<p>This form was already sent, and what it asked for was done then. It was not done again.</p>
-<p><a href="${BASE}">Dashboard home</a></p>`;
+      return html`<p>${v.t('dash.again.other')}</p>
+<p><a href="${BASE}">${v.t('dash.home_link')}</a></p>`;
   }
 }
 
-export function alreadyDonePage(session: Session, summary: Summary): Html {
-  return page(session, 'Already done', '', html`<div class="notice ok" role="status">Nothing was done this time.</div>
-${explain(summary)}`);
+export function alreadyDonePage(v: View, summary: Summary): Html {
+  return page(v, v.t('dash.again.title'), '', html`<div class="notice ok" role="status">${v.t('dash.again.nothing')}</div>
+${explain(v, summary)}`);
 }

@@ -1,8 +1,8 @@
 // Home: balances per currency and the getting-started checklist that takes a new merchant from
 // first sign-in to a working API key and webhook with nothing else to read.
 import { html, type Html } from '../html.ts';
-import type { Session } from '../session.ts';
-import { BASE, money, page, when } from './layout.ts';
+import type { View } from '../http.ts';
+import { BASE, money, page, rich, when } from './layout.ts';
 import { operatorNotice, type OperatorStatus } from './operator-notice.ts';
 import { balanceHistory } from './balance-chart.ts';
 import type { DailyClosing } from '../balance-history.ts';
@@ -17,51 +17,60 @@ export interface HomeData {
   apiBase: string;
 }
 
-function step(done: boolean, title: string, body: Html): Html {
+function step(v: View, done: boolean, title: string, body: Html): Html {
   return html`<li class="${done ? 'done' : 'todo'}">
   <span class="tick" aria-hidden="true">${done ? '✓' : '○'}</span>
-  <div><strong>${title}</strong> <span class="sr-only">${done ? '(done)' : '(to do)'}</span>${done ? html` <span class="muted">done</span>` : ''}
+  <div><strong>${title}</strong> <span class="sr-only">${v.t(done ? 'dash.home.done_sr' : 'dash.home.todo_sr')}</span>${done ? html` <span class="muted">${v.t('dash.home.done')}</span>` : ''}
   <div class="step-body">${body}</div></div>
 </li>`;
 }
 
-export function homePage(session: Session, d: HomeData): Html {
-  const p = d.progress;
-  return page(session, 'Home', 'home', html`
-${operatorNotice(d.operators)}
-<section aria-labelledby="balances-h">
-<h2 id="balances-h">Balances</h2>
+function balances(v: View, wallets: HomeData['wallets']): Html {
+  return html`<section aria-labelledby="balances-h">
+<h2 id="balances-h">${v.t('dash.home.balances')}</h2>
 <div class="cards">
-${d.wallets.map((w) => html`<div class="card" data-currency="${w.currency}">
+${wallets.map((w) => html`<div class="card" data-currency="${w.currency}">
   <h3>${w.currency}</h3>
-  <p class="big">${money(w.available, w.currency)}</p>
-  <p class="muted">available · ${money(w.reserved, w.currency)} reserved for payouts and transfers in flight</p>
-  <p class="muted small">updated ${when(w.updated_at)}</p>
+  <p class="big">${money(v, w.available, w.currency)}</p>
+  <p class="muted">${v.t('dash.home.available', { reserved: money(v, w.reserved, w.currency) })}</p>
+  <p class="muted small">${rich(v, 'dash.home.updated', { when: when(v, w.updated_at) })}</p>
 </div>`)}
 </div>
-</section>
+</section>`;
+}
 
-${balanceHistory(d.history)}
-
-<section aria-labelledby="start-h">
-<h2 id="start-h">Getting started</h2>
+function checklist(v: View, d: HomeData): Html {
+  const p = d.progress;
+  const code = (text: string) => html`<code>${text}</code>`;
+  return html`<section aria-labelledby="start-h">
+<h2 id="start-h">${v.t('dash.home.start')}</h2>
 <ol class="checklist">
-${step(true, 'Sign in to the dashboard', html`You are signed in as ${session.email}.`)}
-${step(p.activeKey, 'Create an API key', html`Your servers call the API with an API key and its secret (headers
- <code>X-Api-Key</code> and <code>X-Api-Secret</code>). <a href="${BASE}/keys">Create one on the API keys page</a>; the
- secret is shown once, so store it in your secret manager straight away.`)}
-${step(p.webhookUrl !== null, 'Set your webhook URL', html`Payment results are sent to your server as signed
- <code>POST</code> requests. <a href="${BASE}/webhooks">Enter the URL on the Webhooks page</a> and keep the signing
- secret it shows you: your server checks each request's <code>X-Service-Signature</code> with it
- (HMAC-SHA256 of <code>&lt;X-Service-Timestamp&gt;.&lt;raw body&gt;</code>).`)}
-${step(p.deliveredTestEvent, 'Send a test event and see it delivered', html`On the <a href="${BASE}/webhooks">Webhooks page</a>, press
- <em>Send test event</em>. Your server must answer <code>2xx</code>; the <a href="${BASE}/events">event log</a> shows every
- attempt with the status your server answered, and lets you redeliver.`)}
-${step(p.firstPayment, 'Make your first API call', html`Check your key with a read, then create a quote and a payin:
+${step(v, true, v.t('dash.home.step_sign_in'), html`${v.t('dash.home.step_sign_in_body', { email: v.session.email })}`)}
+${step(v, p.activeKey, v.t('dash.home.step_key'), rich(v, 'dash.home.step_key_body', {
+    key_header: code('X-Api-Key'), secret_header: code('X-Api-Secret'), link: html`<a href="${BASE}/keys">${v.t('dash.home.step_key_link')}</a>`,
+  }))}
+${step(v, p.webhookUrl !== null, v.t('dash.home.step_webhook'), rich(v, 'dash.home.step_webhook_body', {
+    post: code('POST'), link: html`<a href="${BASE}/webhooks">${v.t('dash.home.step_webhook_link')}</a>`,
+    signature: code('X-Service-Signature'), signed: code('<X-Service-Timestamp>.<raw body>'),
+  }))}
+${step(v, p.deliveredTestEvent, v.t('dash.home.step_test'), rich(v, 'dash.home.step_test_body', {
+    webhooks: html`<a href="${BASE}/webhooks">${v.t('dash.home.step_test_webhooks')}</a>`, button: html`<em>${v.t('dash.webhooks.test_button')}</em>`,
+    ok: code('2xx'), log: html`<a href="${BASE}/events">${v.t('dash.home.step_test_log')}</a>`,
+  }))}
+${step(v, p.firstPayment, v.t('dash.home.step_call'), html`${v.t('dash.home.step_call_intro')}
 <pre class="code">curl ${d.apiBase}/wallets \\
   -H "X-Api-Key: pk_…" -H "X-Api-Secret: sk_…"</pre>
- Every endpoint, with examples, is in the <a href="/docs">API reference</a> served by this service. Payments you create
- appear under Payins, Payouts and Transfers.`)}
+ ${rich(v, 'dash.home.step_call_body', { reference: html`<a href="/docs">${v.t('dash.home.step_call_reference')}</a>` })}`)}
 </ol>
-</section>`);
+</section>`;
+}
+
+export function homePage(v: View, d: HomeData): Html {
+  return page(v, v.t('dash.home.title'), 'home', html`
+${operatorNotice(v, d.operators)}
+${balances(v, d.wallets)}
+
+${balanceHistory(v, d.history)}
+
+${checklist(v, d)}`);
 }

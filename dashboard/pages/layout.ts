@@ -1,50 +1,70 @@
-// The page shell: a skip link, a header with the merchant's name and sign-out, a navigation bar
-// (the current page marked with aria-current), one <main>. Plus the small formatting helpers pages share.
-import { html, type Html } from '../html.ts';
+// The page shell: a skip link, a header with the merchant's name, the language switch and sign-out,
+// a navigation bar (the current page marked with aria-current), one <main>. Every word comes from the
+// catalogue in the page's language (i18n/, dashboard/language.ts). Plus the small formatting helpers
+// pages share: amounts and dates in that language (i18n/format.ts), statuses, confirmations.
+import { html, template, type Html } from '../html.ts';
 import { CSRF_FIELD } from '../csrf.ts';
 import { NONCE_FIELD, newNonce } from '../form-once.ts';
-import type { Session } from '../session.ts';
+import type { Speech } from '../language.ts';
+import type { View } from '../http.ts';
+import type { MessageKey } from '../../i18n/catalogue.ts';
+import { keyFor } from '../words.ts';
+import { formatAmount, formatDateTime } from '../../i18n/format.ts';
 
 export const BASE = '/dashboard';
 
-const NAV = [
-  { href: `${BASE}`, label: 'Home', key: 'home' },
-  { href: `${BASE}/payins`, label: 'Payins', key: 'payins' },
-  { href: `${BASE}/payouts`, label: 'Payouts', key: 'payouts' },
-  { href: `${BASE}/transfers`, label: 'Transfers', key: 'transfers' },
-  { href: `${BASE}/webhooks`, label: 'Webhooks', key: 'webhooks' },
-  { href: `${BASE}/events`, label: 'Event log', key: 'events' },
-  { href: `${BASE}/keys`, label: 'API keys', key: 'keys' },
+const NAV: Array<{ path: string; label: MessageKey; key: string }> = [
+  { path: '', label: 'dash.nav.home', key: 'home' },
+  { path: '/payins', label: 'dash.nav.payins', key: 'payins' },
+  { path: '/payouts', label: 'dash.nav.payouts', key: 'payouts' },
+  { path: '/transfers', label: 'dash.nav.transfers', key: 'transfers' },
+  { path: '/webhooks', label: 'dash.nav.webhooks', key: 'webhooks' },
+  { path: '/events', label: 'dash.nav.events', key: 'events' },
+  { path: '/keys', label: 'dash.nav.keys', key: 'keys' },
 ];
 
-function head(title: string): Html {
+/** A catalogue sentence with markup in its places (html.ts template). */
+export const rich = (v: Speech, key: MessageKey, values: Parameters<typeof template>[1]): Html => template(v.t(key), values);
+
+function head(v: Speech, title: string): Html {
   return html`<!doctype html>
-<html lang="en">
+<html lang="${v.lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Merchant dashboard</title>
+<title>${v.t('dash.document_title', { title })}</title>
 <link rel="icon" href="${BASE}/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${BASE}/static/dashboard.css">
 <script src="${BASE}/static/dashboard.js" defer></script>
 </head>`;
 }
 
+/** The words the script (static/dashboard.js) shows, in the page's language. */
+const scriptLabels = (v: Speech) =>
+  html` data-label-copy="${v.t('dash.copy')}" data-label-copied="${v.t('dash.copied')}" data-label-cancel="${v.t('dash.cancel')}" data-label-confirm="${v.t('dash.confirm')}"`;
+
+/** The switch to the other language: a plain link that also remembers the choice (language.ts). */
+function languageSwitch(v: Speech, cls: string): Html {
+  return html`<a class="${cls}" href="${v.other.href}" hreflang="${v.other.lang}" lang="${v.other.lang}"><span class="sr-only" lang="${v.lang}">${v.t('language.label')}: </span>${v.t('language.switch')}</a>`;
+}
+
 /** A page for a signed-in user. */
-export function page(session: Session, title: string, active: string, body: Html): Html {
-  return html`${head(title)}
-<body>
-<a class="skip" href="#main">Skip to content</a>
+export function page(v: View, title: string, active: string, body: Html): Html {
+  const { session } = v;
+  return html`${head(v, title)}
+<body${scriptLabels(v)}>
+<a class="skip" href="#main">${v.t('dash.skip')}</a>
 <header class="top">
-  <span class="brand">${session.merchantName || 'Merchant'} <span class="muted">dashboard</span></span>
+  <span class="brand">${session.merchantName || v.t('dash.brand.merchant')} <span class="muted">${v.t('dash.brand.dashboard')}</span></span>
   <form method="post" action="${BASE}/sign-out" class="signout">
     ${csrfField(session.csrfToken)}
+    ${languageSwitch(v, 'link lang')}
     <span class="muted who">${session.email}</span>
-    <button type="submit" class="link">Sign out</button>
+    <button type="submit" class="link">${v.t('dash.sign_out')}</button>
   </form>
 </header>
-<nav aria-label="Main"><ul>
-${NAV.map((n) => html`<li><a href="${n.href}"${n.key === active ? html` aria-current="page"` : ''}>${n.label}</a></li>`)}
+<nav aria-label="${v.t('dash.nav.label')}"><ul>
+${NAV.map((n) => html`<li><a href="${BASE}${n.path}"${n.key === active ? html` aria-current="page"` : ''}>${v.t(n.label)}</a></li>`)}
 </ul></nav>
 <main id="main" tabindex="-1">
 <h1>${title}</h1>
@@ -55,11 +75,12 @@ ${body}
 }
 
 /** A page before sign-in (sign-in, set password, errors). */
-export function publicPage(title: string, body: Html): Html {
-  return html`${head(title)}
-<body class="public">
-<a class="skip" href="#main">Skip to content</a>
+export function publicPage(v: Speech, title: string, body: Html): Html {
+  return html`${head(v, title)}
+<body class="public"${scriptLabels(v)}>
+<a class="skip" href="#main">${v.t('dash.skip')}</a>
 <main id="main" tabindex="-1" class="narrow">
+<p class="lang-switch">${languageSwitch(v, 'lang')}</p>
 <h1>${title}</h1>
 ${body}
 </main>
@@ -72,32 +93,37 @@ export const csrfField = (token: string) => html`<input type="hidden" name="${CS
 /** A fresh one-time nonce for a form whose effect must not repeat (see form-once.ts); `nonce` carries one over (confirm page). */
 export const nonceField = (nonce: string = newNonce()) => html`<input type="hidden" name="${NONCE_FIELD}" value="${nonce}">`;
 
-export function notice(text: string | undefined, kind: 'ok' | 'error' = 'ok'): Html {
+export function notice(text: string | Html | undefined, kind: 'ok' | 'error' = 'ok'): Html {
   if (!text) return html``;
   return kind === 'error'
     ? html`<div class="notice error" role="alert">${text}</div>`
     : html`<div class="notice ok" role="status">${text}</div>`;
 }
 
-/** A whole-franc amount with thin-space thousands ("1 250 000 XOF"); amounts are decimal strings, never floats. */
-export function money(amount: unknown, currency?: unknown): string {
+/** A whole-franc amount in the page's language ("5 000 F CFA", "FCFA 5,000"); amounts are decimal strings, never floats. */
+export function money(v: Speech, amount: unknown, currency?: unknown): string {
   const s = typeof amount === 'string' ? amount : String(amount ?? '');
-  const negative = s.startsWith('-');
-  const digits = negative ? s.slice(1) : s;
-  const grouped = /^[0-9]+$/.test(digits) ? digits.replace(/\B(?=(\d{3})+(?!\d))/g, '\u202f') : digits;
-  return `${negative ? '−' : ''}${grouped}${currency ? ` ${String(currency)}` : ''}`;
+  // Anything not a whole amount in a currency code is shown as it is (never guessed at).
+  if (!/^-?[0-9]+$/.test(s) || typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return `${s}${currency ? ` ${String(currency)}` : ''}`;
+  return formatAmount(v.lang, s, currency);
 }
 
-export function when(iso: unknown): Html {
+export function when(v: Speech, iso: unknown): Html {
   if (typeof iso !== 'string' || iso === '') return html`<span class="muted">—</span>`;
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return html`${iso}`;
-  return html`<time datetime="${d.toISOString()}">${d.toISOString().slice(0, 19).replace('T', ' ')} UTC</time>`;
+  return html`<time datetime="${d.toISOString()}">${formatDateTime(v.lang, d.toISOString())}</time>`;
 }
 
-export function badge(status: unknown): Html {
+/** A status in words (the value itself, underscores as spaces, when the catalogue does not name it). */
+export function statusLabel(v: Speech, status: string): string {
+  const key = keyFor('dash.status.', status);
+  return key ? v.t(key) : status.replace(/_/g, ' ');
+}
+
+export function badge(v: Speech, status: unknown): Html {
   const s = String(status ?? '');
-  return html`<span class="badge ${`s-${s.replace(/[^a-z_]/g, '')}`}">${s.replace(/_/g, ' ')}</span>`;
+  return html`<span class="badge ${`s-${s.replace(/[^a-z_]/g, '')}`}">${statusLabel(v, s)}</span>`;
 }
 
 /** A POST form whose action needs confirming: a <dialog> with JS, else the server asks on a page of its own. */
@@ -112,24 +138,24 @@ export function confirmForm(action: string, csrf: string, button: string, questi
 export interface RevealItem { id: string; label: Html; value: string }
 
 /** Values shown once (a new secret, with what goes beside it), each with a copy button, and the warning. */
-export function revealOnce(title: string, id: string, warning: string, items: RevealItem[]): Html {
+export function revealOnce(v: Speech, title: string, id: string, warning: string | Html, items: RevealItem[]): Html {
   return html`<section class="reveal" aria-labelledby="${id}-label">
   <h2 id="${id}-label">${title}</h2>
-  <p class="warning"><strong>Copy it now: it is shown only once.</strong> ${warning}</p>
+  <p class="warning"><strong>${v.t('dash.reveal.warning')}</strong> ${warning}</p>
   <dl class="revealed">
   ${items.map((it) => html`<dt>${it.label}</dt>
   <dd class="secret-row">
     <code id="${it.id}" class="secret" tabindex="0">${it.value}</code>
-    <button type="button" class="copy" data-copy="${it.id}" hidden>Copy</button>
+    <button type="button" class="copy" data-copy="${it.id}" hidden>${v.t('dash.copy')}</button>
   </dd>`)}
   </dl>
 </section>`;
 }
 
-export function pager(nextCursor: string | null, params: Record<string, string | undefined>, path: string): Html {
+export function pager(v: Speech, nextCursor: string | null, params: Record<string, string | undefined>, path: string): Html {
   if (!nextCursor) return html``;
   const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  for (const [k, val] of Object.entries(params)) if (val) q.set(k, val);
   q.set('cursor', nextCursor);
-  return html`<p class="pager"><a href="${path}?${q.toString()}" rel="next">Older →</a></p>`;
+  return html`<p class="pager"><a href="${path}?${q.toString()}" rel="next">${v.t('dash.pager.older')}</a></p>`;
 }

@@ -2,6 +2,8 @@
 // for this merchant that is closed or delayed for a flow, what that means for its payments. Nothing
 // at all while every one of them is operational.
 import { html, type Html } from '../html.ts';
+import type { Speech } from '../language.ts';
+import { rich } from './layout.ts';
 
 /** An operator as GET /operators shows it (the fields the notice reads). */
 export interface OperatorStatus {
@@ -11,30 +13,30 @@ export interface OperatorStatus {
   availability: { payin: string; payout: string };
 }
 
-const FLOWS = [['payin', 'payins (collections)'], ['payout', 'payouts (disbursements)']] as const;
+const FLOWS = [['payin', 'dash.operators.flow_payin', 'dash.operators.closed_detail_payin'], ['payout', 'dash.operators.flow_payout', 'dash.operators.closed_detail_payout']] as const;
 
-function line(o: OperatorStatus): Html[] {
-  return FLOWS.flatMap(([flow, label]) => {
+function line(v: Speech, o: OperatorStatus): Html[] {
+  return FLOWS.flatMap(([flow, label, detail]) => {
     const a = o.availability[flow];
+    const operator = `${o.name} (${o.operator_code})`;
     if (a === 'closed') {
-      return [html`<li data-operator="${o.operator_code}" data-flow="${flow}" data-availability="closed"><strong>${o.name} (${o.operator_code})
- is closed for ${label}.</strong> New quotes and ${flow}s on it are refused (<code>operator_unavailable</code>); those already made still complete.</li>`];
+      return [html`<li data-operator="${o.operator_code}" data-flow="${flow}" data-availability="closed"><strong>${v.t('dash.operators.closed', { operator, flow: v.t(label) })}</strong>
+ ${rich(v, detail, { code: html`<code>operator_unavailable</code>` })}</li>`];
     }
     if (a === 'delayed') {
-      return [html`<li data-operator="${o.operator_code}" data-flow="${flow}" data-availability="delayed">${o.name} (${o.operator_code})
- is delayed for ${label}: they are accepted but may take longer to complete.</li>`];
+      return [html`<li data-operator="${o.operator_code}" data-flow="${flow}" data-availability="delayed">${v.t('dash.operators.delayed', { operator, flow: v.t(label) })}</li>`];
     }
     return [];
   });
 }
 
-export function operatorNotice(operators: OperatorStatus[]): Html {
-  const lines = operators.flatMap(line);
+export function operatorNotice(v: Speech, operators: OperatorStatus[]): Html {
+  const lines = operators.flatMap((o) => line(v, o));
   if (lines.length === 0) return html``;
   const closed = operators.some((o) => o.availability.payin === 'closed' || o.availability.payout === 'closed');
   return html`<section class="notice ${closed ? 'error' : 'warn'}" role="${closed ? 'alert' : 'status'}" aria-labelledby="operators-h" id="operator-status">
-<h2 id="operators-h">Operator status</h2>
+<h2 id="operators-h">${v.t('dash.operators.title')}</h2>
 <ul>${lines}</ul>
-<p class="small">The list of your operators and their availability is at <code>GET /operators</code>.</p>
+<p class="small">${rich(v, 'dash.operators.where', { call: html`<code>GET /operators</code>` })}</p>
 </section>`;
 }

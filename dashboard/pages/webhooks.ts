@@ -3,9 +3,9 @@
 // (checked by the same SSRF rules as the operator API), a signing secret revealed once (on adding an
 // endpoint, setting the URL or rotating), "send test event", and the latest events.
 import { html, type Html } from '../html.ts';
-import type { Session } from '../session.ts';
+import type { View } from '../http.ts';
 import type { EventView } from '../../projections/webhook-events.ts';
-import { BASE, confirmForm, csrfField, nonceField, notice, page, revealOnce } from './layout.ts';
+import { BASE, confirmForm, csrfField, nonceField, notice, page, revealOnce, rich, when } from './layout.ts';
 import { eventsTable } from './events.ts';
 import { endpointsSection } from './webhook-endpoints.ts';
 import type { WebhookEndpoint } from '../../domain/webhook-endpoints.ts';
@@ -27,55 +27,65 @@ export interface WebhooksData {
 }
 
 /** What the URL must be, as the service's own check (infra/url-safety.ts webhookUrlPolicy) decides it. */
-function urlHint(allowPrivateUrls: boolean): Html {
+function urlHint(v: View, allowPrivateUrls: boolean): Html {
+  const https = html`<code>https://</code>`;
   return allowPrivateUrls
-    ? html`An <code>https://</code> address. This service also accepts <code>http://</code> and private or local addresses
- (<code>ALLOW_PRIVATE_URLS</code> is on, for tests and development; with it off, only public <code>https://</code> addresses are).`
-    : html`An <code>https://</code> address on the public internet.`;
+    ? rich(v, 'dash.webhooks.url_hint_private', { https, http: html`<code>http://</code>`, flag: html`<code>ALLOW_PRIVATE_URLS</code>` })
+    : rich(v, 'dash.webhooks.url_hint_public', { https });
 }
 
-export function webhooksPage(session: Session, d: WebhooksData): Html {
-  return page(session, 'Webhooks', 'webhooks', html`
-${notice(d.info)}${notice(d.error, 'error')}
-${d.secret ? revealOnce('Signing secret', 'signing-secret',
-    d.activatesAt
-      ? `Add it to your server now, beside the current one: the current secret keeps signing until ${d.activatesAt}, then this one signs every attempt (retries included).`
-      : 'Your server needs it to check that each request comes from us. The previous secret (if any) no longer signs anything: every attempt from now on, retries included, is signed with this one.',
-    [{ id: 'signing-secret', label: html`Signing secret, for <code>X-Service-Signature</code>`, value: d.secret }]) : ''}
-${endpointsSection(session, d.endpoints, d.eventNames)}
-<section aria-labelledby="url-h">
-<h2 id="url-h">First endpoint's URL</h2>
-<p>The URL of your first endpoint (the one the operator sets), for every event unless you change its filter above.
-When a payin, payout or transfer reaches a final state we send a signed <code>POST</code> to each endpoint that takes it and retry
-(1 min, 5 min, 15 min, 1 h, 4 h, 12 h) until your server answers <code>2xx</code>.</p>
+function revealedSecret(v: View, d: WebhooksData): Html {
+  if (!d.secret) return html``;
+  const warning = d.activatesAt ? rich(v, 'dash.webhooks.staged_warning', { when: when(v, d.activatesAt) }) : v.t('dash.webhooks.now_warning');
+  return revealOnce(v, v.t('dash.webhooks.secret_title'), 'signing-secret', warning,
+    [{ id: 'signing-secret', label: rich(v, 'dash.webhooks.secret_label', { header: html`<code>X-Service-Signature</code>` }), value: d.secret }]);
+}
+
+function firstUrl(v: View, d: WebhooksData): Html {
+  return html`<section aria-labelledby="url-h">
+<h2 id="url-h">${v.t('dash.webhooks.first_url')}</h2>
+<p>${rich(v, 'dash.webhooks.first_url_intro', { post: html`<code>POST</code>`, ok: html`<code>2xx</code>` })}</p>
 <form method="post" action="${BASE}/webhooks" class="stack">
-  ${csrfField(session.csrfToken)}${nonceField()}
-  <label for="url">Webhook URL</label>
+  ${csrfField(v.session.csrfToken)}${nonceField()}
+  <label for="url">${v.t('dash.webhooks.url_label')}</label>
   <input id="url" name="url" type="url" inputmode="url" required maxlength="2000" placeholder="https://example.com/webhooks/payments"
     value="${d.typedUrl ?? d.url ?? ''}" aria-describedby="url-help">
-  <p id="url-help" class="help">${urlHint(d.allowPrivateUrls)} Saving creates a new signing secret.</p>
-  <button type="submit">${d.url ? 'Save URL and create a new secret' : 'Save URL'}</button>
+  <p id="url-help" class="help">${urlHint(v, d.allowPrivateUrls)} ${v.t('dash.webhooks.saving_creates')}</p>
+  <button type="submit">${v.t(d.url ? 'dash.webhooks.save_and_rotate' : 'dash.webhooks.save')}</button>
 </form>
-</section>
-${d.url ? html`
+</section>`;
+}
+
+function signingAndTest(v: View): Html {
+  const csrf = v.session.csrfToken;
+  return html`
 <section aria-labelledby="secret-h">
-<h2 id="secret-h">Signing secret</h2>
-<p>Each request carries <code>X-Service-Timestamp</code> and <code>X-Service-Signature: sha256=&lt;hex&gt;</code>, the
-HMAC-SHA256 of <code>&lt;timestamp&gt;.&lt;raw body&gt;</code> keyed with the secret. To rotate without losing deliveries,
-let your server accept both secrets for a while.</p>
-${confirmForm(`${BASE}/webhooks/rotate-secret`, session.csrfToken, 'Rotate signing secret', 'Create a new signing secret? The current one stops signing at once.', nonceField())}
+<h2 id="secret-h">${v.t('dash.webhooks.secret_title')}</h2>
+<p>${rich(v, 'dash.webhooks.signing_intro', {
+    timestamp: html`<code>X-Service-Timestamp</code>`, signature: html`<code>X-Service-Signature: sha256=&lt;hex&gt;</code>`, signed: html`<code>&lt;timestamp&gt;.&lt;raw body&gt;</code>`,
+  })}</p>
+${confirmForm(`${BASE}/webhooks/rotate-secret`, csrf, v.t('dash.webhooks.rotate'), v.t('dash.webhooks.rotate_question'), nonceField())}
 </section>
 <section aria-labelledby="test-h">
-<h2 id="test-h">Test your endpoint</h2>
-<p>Sends a <code>webhook.test</code> event (no money moves) through the normal delivery: signed, retried, and listed in the event log.</p>
+<h2 id="test-h">${v.t('dash.webhooks.test_title')}</h2>
+<p>${rich(v, 'dash.webhooks.test_intro', { event: html`<code>webhook.test</code>` })}</p>
 <form method="post" action="${BASE}/webhooks/test" class="inline">
-  ${csrfField(session.csrfToken)}${nonceField()}
-  <button type="submit">Send test event</button>
+  ${csrfField(csrf)}${nonceField()}
+  <button type="submit">${v.t('dash.webhooks.test_button')}</button>
 </form>
-</section>` : ''}
+</section>`;
+}
+
+export function webhooksPage(v: View, d: WebhooksData): Html {
+  return page(v, v.t('dash.webhooks.title'), 'webhooks', html`
+${notice(d.info)}${notice(d.error, 'error')}
+${revealedSecret(v, d)}
+${endpointsSection(v, d.endpoints, d.eventNames)}
+${firstUrl(v, d)}
+${d.url ? signingAndTest(v) : ''}
 <section aria-labelledby="recent-h">
-<h2 id="recent-h">Latest events</h2>
-${eventsTable(d.recent)}
-<p><a href="${BASE}/events">Full event log →</a></p>
+<h2 id="recent-h">${v.t('dash.webhooks.latest')}</h2>
+${eventsTable(v, d.recent)}
+<p><a href="${BASE}/events">${v.t('dash.webhooks.full_log')}</a></p>
 </section>`);
 }

@@ -21,6 +21,6 @@ export function addHomeRoutes(r: Router, s: ApiServices): void {
     ]);
     const now = s.clock.now();
     const history = await Promise.all(CHART_CURRENCIES.map(async (currency) => ({ currency, days: await dailyClosings(s, session.merchantId, currency, now) })));
-    send(res, 200, homePage(session, { wallets, progress, operators, history, apiBase: `${req.protocol}://${req.header('host') ?? ''}` }));
+    send(res, 200, homePage(locals(res), { wallets, progress, operators, history, apiBase: `${req.protocol}://${req.header('host') ?? ''}` }));
   });
 }

@@ -2,7 +2,7 @@
 // confirmation) and revoking (after a confirmation) one. A new secret is shown once, on the answer.
 import type { Request, Response, Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
-import { DomainError } from '../../domain/errors.ts';
+import { Refusal } from '../refusal.ts';
 import * as D from '../data.ts';
 import * as A from '../actions.ts';
 import { BASE } from '../pages/layout.ts';
@@ -14,47 +14,49 @@ import { done, field, keepNonce, locals, nonce, requestId, send } from '../http.
 
 async function keyOr404(s: ApiServices, req: Request, res: Response) {
   const key = await D.keyOf(s, locals(res).session.merchantId, String(req.params.keyId));
-  if (!key) throw new DomainError('not_found', 'API key not found');
+  if (!key) throw new Refusal('dash.error.key_not_found', {}, 'not_found');
   return key;
 }
 
 async function createKey(s: ApiServices, req: Request, res: Response): Promise<void> {
   const { session } = locals(res);
   const days = Number(field(req, 'expires_in_days') || '0');
-  if (!A.EXPIRY_CHOICES.some((e) => e.days === days)) throw new DomainError('bad_request', 'Choose an expiry from the list');
+  if (!A.EXPIRY_CHOICES.some((e) => e.days === days)) throw new Refusal('dash.error.expiry_choice');
   const created = await once(s, session, nonce(req), `${BASE}/keys`,
     () => A.createKey(s, session, requestId(req), days),
     (c) => ({ action: 'key_created', key_id: c.key.id, api_key: c.key.api_key }));
-  if (created.kind === 'repeat') return send(res, 409, alreadyDonePage(session, created.summary));
-  send(res, 201, keysPage(session, await D.keysOf(s, session.merchantId), { revealed: created.result }));
+  if (created.kind === 'repeat') return send(res, 409, alreadyDonePage(locals(res), created.summary));
+  send(res, 201, keysPage(locals(res), await D.keysOf(s, session.merchantId), { revealed: created.result }));
 }
 
 async function rotateKey(s: ApiServices, req: Request, res: Response): Promise<void> {
   const { session } = locals(res);
   const key = await keyOr404(s, req, res);
   const grace = Number(field(req, 'grace_seconds') || '0');
-  if (!A.GRACE_CHOICES.some((g) => g.seconds === grace)) throw new DomainError('bad_request', 'Choose a grace period from the list');
+  if (!A.GRACE_CHOICES.some((g) => g.seconds === grace)) throw new Refusal('dash.error.grace_choice');
   if (field(req, 'confirmed') !== 'yes') {
-    const choice = A.GRACE_CHOICES.find((g) => g.seconds === grace)!.label.toLowerCase();
-    return send(res, 200, confirmPage(session, {
-      title: 'Rotate this key?', question: `A new secret is created for ${key.api_key}; the current secret stops working ${choice}.`,
-      action: `${BASE}/keys/${key.id}/rotate`, button: 'Rotate', fields: { grace_seconds: String(grace), [NONCE_FIELD]: keepNonce(req) }, back: `${BASE}/keys`,
+    const { t } = locals(res);
+    const choice = t(A.GRACE_CHOICES.find((g) => g.seconds === grace)!.label);
+    return send(res, 200, confirmPage(locals(res), {
+      title: t('dash.keys.rotate_title'), question: t('dash.keys.rotate_confirm', { key: key.api_key, when: choice }),
+      action: `${BASE}/keys/${key.id}/rotate`, button: t('dash.keys.rotate'), fields: { grace_seconds: String(grace), [NONCE_FIELD]: keepNonce(req) }, back: `${BASE}/keys`,
     }));
   }
   const rotated = await once(s, session, nonce(req), `${BASE}/keys/${key.id}/rotate`,
     () => A.rotateKey(s, session, requestId(req), key.id, grace),
     (r) => ({ action: 'key_rotated', key_id: r.key.id, api_key: r.key.api_key }));
-  if (rotated.kind === 'repeat') return send(res, 409, alreadyDonePage(session, rotated.summary));
-  send(res, 201, keysPage(session, await D.keysOf(s, session.merchantId), { revealed: { ...rotated.result, rotated: true } }));
+  if (rotated.kind === 'repeat') return send(res, 409, alreadyDonePage(locals(res), rotated.summary));
+  send(res, 201, keysPage(locals(res), await D.keysOf(s, session.merchantId), { revealed: { ...rotated.result, rotated: true } }));
 }
 
 async function revokeKey(s: ApiServices, req: Request, res: Response): Promise<void> {
   const { session } = locals(res);
   const key = await keyOr404(s, req, res);
   if (field(req, 'confirmed') !== 'yes') {
-    return send(res, 200, confirmPage(session, {
-      title: 'Revoke this key?', question: `Every request made with ${key.api_key} is refused from now on. This cannot be undone.`,
-      action: `${BASE}/keys/${key.id}/revoke`, button: 'Revoke', fields: {}, back: `${BASE}/keys`,
+    const { t } = locals(res);
+    return send(res, 200, confirmPage(locals(res), {
+      title: t('dash.keys.revoke_title'), question: t('dash.keys.revoke_confirm', { key: key.api_key }),
+      action: `${BASE}/keys/${key.id}/revoke`, button: t('dash.keys.revoke'), fields: {}, back: `${BASE}/keys`,
     }));
   }
   await A.revokeKey(s, session, requestId(req), key.id);
@@ -64,11 +66,11 @@ async function revokeKey(s: ApiServices, req: Request, res: Response): Promise<v
 export function addKeyRoutes(r: Router, s: ApiServices): void {
   r.get('/keys', async (req, res) => {
     const { session } = locals(res);
-    send(res, 200, keysPage(session, await D.keysOf(s, session.merchantId), { info: done(req) }));
+    send(res, 200, keysPage(locals(res), await D.keysOf(s, session.merchantId), { info: done(req, res) }));
   });
   r.post('/keys', (req, res) => createKey(s, req, res));
   r.get('/keys/:keyId', async (req, res) => {
-    send(res, 200, keyPage(locals(res).session, await keyOr404(s, req, res)));
+    send(res, 200, keyPage(locals(res), await keyOr404(s, req, res)));
   });
   r.post('/keys/:keyId/rotate', (req, res) => rotateKey(s, req, res));
   r.post('/keys/:keyId/revoke', (req, res) => revokeKey(s, req, res));

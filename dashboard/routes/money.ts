@@ -2,7 +2,7 @@
 // creation day and search) and one item with its history and webhook events.
 import type { Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
-import { DomainError } from '../../domain/errors.ts';
+import { Refusal } from '../refusal.ts';
 import * as D from '../data.ts';
 import { listPage } from '../pages/money.ts';
 import { detailPage } from '../pages/detail.ts';
@@ -16,6 +16,8 @@ function dayBound(v: string | undefined, end: boolean): string | undefined | nul
   return end ? `${v}T23:59:59.999Z` : `${v}T00:00:00.000Z`;
 }
 
+const NOT_FOUND = { payins: 'dash.error.payin_not_found', payouts: 'dash.error.payout_not_found', transfers: 'dash.error.transfer_not_found' } as const;
+
 export function addMoneyRoutes(r: Router, s: ApiServices): void {
   for (const kind of ['payins', 'payouts', 'transfers'] as const) {
     r.get(`/${kind}`, async (req, res) => {
@@ -25,25 +27,25 @@ export function addMoneyRoutes(r: Router, s: ApiServices): void {
       const to = dayBound(form.to, true);
       const status = form.status && D.KINDS[kind].statuses.includes(form.status) ? form.status : undefined;
       if (from === null || to === null) {
-        return send(res, 400, listPage(session, kind, [], null, form, { error: 'Dates must be written YYYY-MM-DD.' }));
+        return send(res, 400, listPage(locals(res), kind, [], null, form, { error: locals(res).t('dash.error.dates') }));
       }
       const list = await D.listOf(s, session.merchantId, kind, { status, createdFrom: from, createdTo: to, search: form.q || undefined, cursor: query(req, 'cursor') });
       const names = await D.customerNamesOf(s, session.merchantId, list.data.map((r) => r.customer_id));
-      send(res, 200, listPage(session, kind, list.data, list.next_cursor, { ...form, status }, { names }));
+      send(res, 200, listPage(locals(res), kind, list.data, list.next_cursor, { ...form, status }, { names }));
     });
 
     r.get(`/${kind}/:id`, async (req, res) => {
       const { session } = locals(res);
       const id = String(req.params.id);
       const item = await D.readResource(s, session.merchantId, requestId(req), kind, id);
-      if (!item) throw new DomainError('not_found', `${D.KINDS[kind].singular} not found`);
+      if (!item) throw new Refusal(NOT_FOUND[kind], {}, 'not_found');
       const [history, hooks, names] = await Promise.all([
         D.historyOf(s, session.merchantId, requestId(req), kind, id),
         D.eventsOf(s, session.merchantId, { resourceId: id, limit: 50 }),
         D.customerNamesOf(s, session.merchantId, [item.customer_id]),
       ]);
-      const refunds = kind === 'payins' ? await payinRefunds(s, session, item) : undefined;
-      send(res, 200, detailPage(session, kind, item, history, hooks.data, names.get(item.customer_id), { refunds, info: done(req) }));
+      const refunds = kind === 'payins' ? await payinRefunds(s, locals(res), item) : undefined;
+      send(res, 200, detailPage(locals(res), kind, item, history, hooks.data, names.get(item.customer_id), { refunds, info: done(req, res) }));
     });
   }
 }

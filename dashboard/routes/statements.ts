@@ -4,14 +4,14 @@
 import type { Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
 import { answerStatement } from '../../api/routes/statements.ts';
-import { DomainError } from '../../domain/errors.ts';
+import { Refusal } from '../refusal.ts';
 import { locals, query, requestId } from '../http.ts';
 
 const DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 
 function day(v: string | undefined, name: string, next: boolean): string {
   const t = v !== undefined && DAY.test(v) ? Date.parse(`${v}T00:00:00Z`) : Number.NaN;
-  if (Number.isNaN(t)) throw new DomainError('bad_request', 'Dates must be written YYYY-MM-DD.', [{ field: name, message: 'must be a date YYYY-MM-DD' }]);
+  if (Number.isNaN(t)) throw new Refusal('dash.error.dates', {}, 'bad_request', [{ field: name, message: 'must be a date YYYY-MM-DD' }]);
   return new Date(next ? t + 86_400_000 : t).toISOString();
 }
 
@@ -20,8 +20,8 @@ export function addStatementRoutes(r: Router, s: ApiServices): void {
     const { session } = locals(res);
     const currency = query(req, 'currency');
     const format = query(req, 'format') ?? 'csv';
-    if (currency !== 'XAF' && currency !== 'XOF') throw new DomainError('bad_request', 'Choose XAF or XOF.', [{ field: 'currency', message: 'must be XAF or XOF' }]);
-    if (format !== 'csv' && format !== 'json') throw new DomainError('bad_request', 'Choose CSV or JSON.', [{ field: 'format', message: 'must be csv or json' }]);
+    if (currency !== 'XAF' && currency !== 'XOF') throw new Refusal('dash.error.currency', {}, 'bad_request', [{ field: 'currency', message: 'must be XAF or XOF' }]);
+    if (format !== 'csv' && format !== 'json') throw new Refusal('dash.error.format', {}, 'bad_request', [{ field: 'format', message: 'must be csv or json' }]);
     const from = day(query(req, 'from'), 'from', false);
     const to = day(query(req, 'to'), 'to', true);
     const id = requestId(req);

@@ -4,6 +4,7 @@
 import type { Request, Response, Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
 import { DomainError } from '../../domain/errors.ts';
+import { errorText } from '../refusal.ts';
 import * as E from '../webhook-endpoints.ts';
 import { BASE } from '../pages/layout.ts';
 import { confirmPage } from '../pages/confirm.ts';
@@ -26,14 +27,14 @@ export type RenderWebhooks = (s: ApiServices, req: Request, res: Response, statu
 /** A refusal (a bad URL, an unknown endpoint, the 16 endpoints' limit) shown on the page, with the status the API would answer. */
 async function refused(webhooks: RenderWebhooks, s: ApiServices, req: Request, res: Response, err: unknown): Promise<void> {
   if (!(err instanceof DomainError) || !['bad_request', 'not_found', 'limit_exceeded'].includes(err.code)) throw err;
-  await webhooks(s, req, res, err.code === 'not_found' ? 404 : 400, { error: err.message });
+  await webhooks(s, req, res, err.code === 'not_found' ? 404 : 400, { error: errorText(locals(res).t, err) });
 }
 
 /** Asks on a page of its own when the form came without `confirmed=yes` (no JavaScript); answers whether it asked. */
 function asked(req: Request, res: Response, o: { title: string; question: string; action: string; button: string; fields?: Record<string, string> }): boolean {
   if (field(req, 'confirmed') === 'yes') return false;
   const { session } = locals(res);
-  send(res, 200, confirmPage(session, { ...o, fields: o.fields ?? {}, back: `${BASE}/webhooks` }));
+  send(res, 200, confirmPage(locals(res), { ...o, fields: o.fields ?? {}, back: `${BASE}/webhooks` }));
   return true;
 }
 
@@ -42,9 +43,9 @@ async function add(webhooks: RenderWebhooks, s: ApiServices, req: Request, res: 
   try {
     const r = await once(s, session, nonce(req), `${BASE}/webhooks/endpoints`,
       (id) => E.addEndpoint(s, session, requestId(req), id, formOf(req)), (x) => ({ action: 'endpoint_created', endpoint_id: x.endpoint.id }));
-    if (r.kind === 'repeat') return send(res, 409, alreadyDonePage(session, r.summary));
+    if (r.kind === 'repeat') return send(res, 409, alreadyDonePage(locals(res), r.summary));
     // A claim taken over after a crash finds the endpoint made: its secret cannot be shown again.
-    if (r.result.signingSecret === null) return webhooks(s, req, res, 200, { error: 'This endpoint was added by an earlier attempt of this form; its secret cannot be shown again: rotate it.' });
+    if (r.result.signingSecret === null) return webhooks(s, req, res, 200, { error: locals(res).t('dash.error.endpoint_added_before') });
     await webhooks(s, req, res, 201, { secret: r.result.signingSecret });
   } catch (err) {
     await refused(webhooks, s, req, res, err);
@@ -55,15 +56,16 @@ async function rotate(webhooks: RenderWebhooks, s: ApiServices, req: Request, re
   const { session } = locals(res);
   const action = `${BASE}/webhooks/endpoints/${endpointId(req)}/rotate-secret`;
   const after = Number(field(req, 'activate_after_seconds') || '86400');
+  const { t } = locals(res);
   if (asked(req, res, {
-    title: 'Rotate the signing secret?', action, button: 'Rotate signing secret',
-    question: after > 0 ? 'A new signing secret is created; the current one keeps signing until it takes over.' : 'A new signing secret is created and signs at once.',
+    title: t('dash.endpoints.rotate_title'), action, button: t('dash.webhooks.rotate'),
+    question: t(after > 0 ? 'dash.endpoints.rotate_staged' : 'dash.endpoints.rotate_now'),
     fields: { [NONCE_FIELD]: keepNonce(req), activate_after_seconds: String(after) },
   })) return;
   try {
     const r = await once(s, session, nonce(req), action,
       () => E.rotateEndpoint(s, session, requestId(req), endpointId(req), after), () => ({ action: 'endpoint_secret_rotated', endpoint_id: endpointId(req) }));
-    if (r.kind === 'repeat') return send(res, 409, alreadyDonePage(session, r.summary));
+    if (r.kind === 'repeat') return send(res, 409, alreadyDonePage(locals(res), r.summary));
     await webhooks(s, req, res, 200, { secret: r.result.signingSecret, activatesAt: after > 0 ? r.result.activatesAt : undefined });
   } catch (err) {
     await refused(webhooks, s, req, res, err);
@@ -85,7 +87,8 @@ export function addEndpointRoutes(r: Router, s: ApiServices, webhooks: RenderWeb
     const { session } = locals(res);
     const status = field(req, 'status') === 'enabled' ? 'enabled' : 'disabled';
     const action = `${BASE}/webhooks/endpoints/${endpointId(req)}/status`;
-    if (status === 'disabled' && asked(req, res, { title: 'Disable this endpoint?', action, button: 'Disable', question: 'It is sent nothing until you enable it again.', fields: { status } })) return;
+    const { t } = locals(res);
+    if (status === 'disabled' && asked(req, res, { title: t('dash.endpoints.disable_title'), action, button: t('dash.endpoints.disable'), question: t('dash.endpoints.disable_confirm'), fields: { status } })) return;
     try {
       await E.setEndpointStatus(s, session, requestId(req), endpointId(req), status);
       res.redirect(303, `${BASE}/webhooks?done=endpoint_${status}`);
@@ -96,7 +99,8 @@ export function addEndpointRoutes(r: Router, s: ApiServices, webhooks: RenderWeb
   r.post('/webhooks/endpoints/:endpointId/delete', async (req, res) => {
     const { session } = locals(res);
     const action = `${BASE}/webhooks/endpoints/${endpointId(req)}/delete`;
-    if (asked(req, res, { title: 'Delete this endpoint?', action, button: 'Delete', question: 'It is sent nothing more.' })) return;
+    const { t } = locals(res);
+    if (asked(req, res, { title: t('dash.endpoints.delete_title'), action, button: t('dash.endpoints.delete'), question: t('dash.endpoints.delete_confirm') })) return;
     try {
       await E.removeEndpoint(s, session, requestId(req), endpointId(req));
       res.redirect(303, `${BASE}/webhooks?done=endpoint_deleted`);

@@ -4,6 +4,7 @@
 import type { Request, Response, Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
 import { DomainError } from '../../domain/errors.ts';
+import { Refusal, errorText } from '../refusal.ts';
 import * as D from '../data.ts';
 import * as A from '../actions.ts';
 import { endpointsOf } from '../../commands/webhook-endpoints.ts';
@@ -23,8 +24,8 @@ async function webhooks(
   const { session } = locals(res);
   const [endpoints, recent] = await Promise.all([endpointsOf(s, session.merchantId), D.eventsOf(s, session.merchantId, { limit: 10 })]);
   const url = endpoints[0]?.url ?? null;
-  send(res, status, webhooksPage(session, {
-    url, endpoints, eventNames: filterableEvents(), recent: recent.data, info: done(req), allowPrivateUrls: s.config.allowPrivateUrls, ...extra,
+  send(res, status, webhooksPage(locals(res), {
+    url, endpoints, eventNames: filterableEvents(), recent: recent.data, info: done(req, res), allowPrivateUrls: s.config.allowPrivateUrls, ...extra,
   }));
 }
 
@@ -32,28 +33,29 @@ async function setUrl(s: ApiServices, req: Request, res: Response): Promise<void
   const { session } = locals(res);
   const url = field(req, 'url').trim();
   try {
-    if (url === '' || url.length > 2000) throw new DomainError('bad_request', 'Enter a URL of at most 2000 characters');
+    if (url === '' || url.length > 2000) throw new Refusal('dash.error.url_length');
     const r2 = await once(s, session, nonce(req), `${BASE}/webhooks`,
       () => A.setWebhookUrl(s, session, requestId(req), url), () => ({ action: 'webhook_set' }));
-    if (r2.kind === 'repeat') return send(res, 409, alreadyDonePage(session, r2.summary));
+    if (r2.kind === 'repeat') return send(res, 409, alreadyDonePage(locals(res), r2.summary));
     await webhooks(s, req, res, 200, { secret: r2.result.signingSecret });
   } catch (err) {
     if (!(err instanceof DomainError) || err.code !== 'bad_request') throw err;
-    await webhooks(s, req, res, 400, { error: err.message, typedUrl: url.slice(0, 2000) });
+    await webhooks(s, req, res, 400, { error: errorText(locals(res).t, err), typedUrl: url.slice(0, 2000) });
   }
 }
 
 async function rotateSecret(s: ApiServices, req: Request, res: Response): Promise<void> {
   const { session } = locals(res);
   if (field(req, 'confirmed') !== 'yes') {
-    return send(res, 200, confirmPage(session, {
-      title: 'Rotate the signing secret?', question: 'A new signing secret is created; the current one stops signing at once.',
-      action: `${BASE}/webhooks/rotate-secret`, button: 'Rotate signing secret', fields: { [NONCE_FIELD]: keepNonce(req) }, back: `${BASE}/webhooks`,
+    const { t } = locals(res);
+    return send(res, 200, confirmPage(locals(res), {
+      title: t('dash.webhooks.rotate_title'), question: t('dash.webhooks.rotate_confirm'),
+      action: `${BASE}/webhooks/rotate-secret`, button: t('dash.webhooks.rotate'), fields: { [NONCE_FIELD]: keepNonce(req) }, back: `${BASE}/webhooks`,
     }));
   }
   const r2 = await once(s, session, nonce(req), `${BASE}/webhooks/rotate-secret`,
     () => A.rotateWebhookSecret(s, session, requestId(req)), () => ({ action: 'webhook_secret_rotated' }));
-  if (r2.kind === 'repeat') return send(res, 409, alreadyDonePage(session, r2.summary));
+  if (r2.kind === 'repeat') return send(res, 409, alreadyDonePage(locals(res), r2.summary));
   await webhooks(s, req, res, 200, { secret: r2.result.signingSecret });
 }
 

@@ -2,13 +2,17 @@
 //  - [data-copy]: a Copy button for a revealed secret (hidden when scripts do not run).
 //  - form[data-confirm]: asks in a <dialog> before submitting; without JavaScript the server asks
 //    on a page of its own (the form is sent without confirmed=yes).
+//  - The words it shows come from the page (<body data-label-*>), in the page's language.
 (function () {
   'use strict';
+  function label(name, fallback) {
+    return (document.body && document.body.getAttribute('data-label-' + name)) || fallback;
+  }
   function copyText(button) {
     var target = document.getElementById(button.getAttribute('data-copy'));
     if (!target) return;
     var text = target.textContent || '';
-    var done = function () { button.textContent = 'Copied'; setTimeout(function () { button.textContent = 'Copy'; }, 2000); };
+    var done = function () { button.textContent = label('copied', 'Copied'); setTimeout(function () { button.textContent = label('copy', 'Copy'); }, 2000); };
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(text).then(done, function () { selectText(target); });
     } else {
@@ -34,11 +38,11 @@
     var cancel = document.createElement('button');
     cancel.type = 'button';
     cancel.className = 'copy';
-    cancel.textContent = 'Cancel';
+    cancel.textContent = label('cancel', 'Cancel');
     var ok = document.createElement('button');
     ok.type = 'button';
     ok.className = 'danger';
-    ok.textContent = 'Confirm';
+    ok.textContent = label('confirm', 'Confirm');
     ok.setAttribute('data-dialog-confirm', '');
     row.appendChild(cancel);
     row.appendChild(ok);

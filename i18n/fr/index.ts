@@ -1,4 +1,5 @@
 // The French catalogue: each surface's file has the English file's keys, exactly (catalogue.ts).
 import { common } from './common.ts';
+import { dashboard } from './dashboard.ts';
 
-export const fr = { ...common };
+export const fr = { ...common, ...dashboard };

@@ -12,7 +12,14 @@ export interface Page {
 
 export class FormClient {
   readonly cookies = new Map<string, string>();
-  constructor(readonly base: string) {}
+  /**
+   * `lang`: the language the client has chosen, as the dashboard's switch remembers it (the `lang`
+   * cookie). English by default, because most tests match the English words; null for none (the
+   * dashboard then speaks French, or what an Accept-Language header asks for).
+   */
+  constructor(readonly base: string, lang: 'en' | 'fr' | null = 'en') {
+    if (lang !== null) this.cookies.set('lang', lang);
+  }
 
   private cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
@@ -78,8 +85,8 @@ export async function inviteUser(h: TestApp, merchantId: string, email: string):
 export const PASSWORD = 'correct horse battery staple';
 
 /** Invite, set the password through the link, sign in: a signed-in client. */
-export async function signedInClient(h: TestApp, merchantId: string, email: string, password = PASSWORD): Promise<FormClient> {
-  const c = new FormClient(h.url);
+export async function signedInClient(h: TestApp, merchantId: string, email: string, password = PASSWORD, lang: 'en' | 'fr' | null = 'en'): Promise<FormClient> {
+  const c = new FormClient(h.url, lang);
   const { path } = await inviteUser(h, merchantId, email);
   const set = await c.submit(path, '/dashboard/invite', { token: new URL(path, h.url).searchParams.get('token')!, password, password_confirm: password });
   if (set.status !== 303) throw new Error(`set password failed: ${set.status}`);
