@@ -5,7 +5,7 @@ import * as L from '../domain/payment-link.ts';
 import * as P from '../domain/payin.ts';
 import type { QuoteCreated } from '../domain/quote-pricing.ts';
 import { deciderSpec } from './helpers/spec.ts';
-import { attemptIds, asFormError, checkPayer } from '../commands/payment-link-attempts.ts';
+import { attemptIds, asFormError, checkPayer, type PayerInput } from '../commands/payment-link-attempts.ts';
 import { DomainError } from '../domain/errors.ts';
 
 const at = '2026-06-01T10:00:00.000Z';
@@ -126,7 +126,7 @@ t.test('attempts: ids derived from (link, attempt), distinct per purpose', async
 });
 
 t.test('the payer\'s fields: checked before anything, named by the form', async (t) => {
-  const input = { countryCode: 'CM', operatorCode: 'CM_MTN_MOMO', phone: '670000001', name: ' Awa Diop ', otp: undefined };
+  const input: PayerInput = { countryCode: 'CM', operatorCode: 'CM_MTN_MOMO', phone: '670000001', name: ' Awa Diop ', otp: undefined };
   t.same(checkPayer(input, created), { countryCode: 'CM', operatorCode: 'CM_MTN_MOMO', phone: '+237670000001', name: 'Awa Diop', otp: undefined });
   const fields = (patch: Partial<typeof input>, link = created) => {
     try {
