@@ -7,6 +7,7 @@ import type { QuoteCreated } from '../domain/quote-pricing.ts';
 import { deciderSpec } from './helpers/spec.ts';
 import { attemptIds, asFormError, checkPayer, type PayerInput } from '../commands/payment-link-attempts.ts';
 import { DomainError } from '../domain/errors.ts';
+import { linkBaseUrl, paymentLinkRecord, renderPaymentLink } from '../projections/views/payment-link.ts';
 
 const at = '2026-06-01T10:00:00.000Z';
 const now = new Date(at);
@@ -155,4 +156,17 @@ t.test('the payer\'s fields: checked before anything, named by the form', async 
   t.same(renamed.details, [{ field: 'phone', message: 'm' }], 'a payin field renamed to the form\'s');
   const operator = asFormError(new DomainError('operator_not_enabled', 'not enabled')) as DomainError;
   t.same(operator.details?.map((d) => d.field), ['operator_code'], 'an operator refusal names operator_code');
+});
+
+t.test('the view: status and URLs rendered at read time', async (t) => {
+  const expiring = { ...createdE, data: { ...created, expires_at: '2026-06-01T10:30:00.000Z' } } as L.PaymentLinkEvent;
+  const record = paymentLinkRecord(given([expiring, started('p-1')]).state);
+  t.match(record, { id: 'l-1', payments_count: 0, pending_payments: 1, deactivated_at: null });
+  const base = linkBaseUrl('https://pay.example.com/', 'api.internal:3000', 'http://127.0.0.1:3000');
+  t.equal(base, 'https://pay.example.com', 'PUBLIC_BASE_URL first, without its trailing slash');
+  t.match(renderPaymentLink(record, now, base), { url: 'https://pay.example.com/pay/l-1', qr_svg_url: 'https://pay.example.com/pay/l-1/qr.svg', status: 'active' });
+  t.equal(renderPaymentLink(record, later, base).status, 'expired', 'expired once read after expires_at');
+  t.equal(linkBaseUrl(undefined, 'shop.example:8080', 'http://127.0.0.1:3000'), 'http://shop.example:8080', 'else the origin the request reached');
+  t.equal(linkBaseUrl(undefined, 'evil.example/<script>', 'http://127.0.0.1:3000'), 'http://127.0.0.1:3000', 'a Host that is not a host: the service\'s own address');
+  t.equal(linkBaseUrl(undefined, undefined, 'http://127.0.0.1:3000'), 'http://127.0.0.1:3000');
 });

@@ -193,3 +193,13 @@ t.test('refusals name the form fields and create nothing', async (t) => {
   t.same((await h.as(m, 'GET', '/quotes')).body.data, [], 'no quote');
   t.same((await h.as(m, 'GET', '/customers')).body.data, [], 'no customer');
 });
+
+t.test("a link's event history: its merchant's only", async (t) => {
+  const m = await h.newMerchant();
+  const id = (await createLink(m)).body.id;
+  await h.as(m, 'POST', `/payment-links/${id}/deactivate`);
+  const history = await h.as(m, 'GET', `/payment-links/${id}/events`);
+  t.equal(history.status, 200);
+  t.same(history.body.data.map((e: any) => e.type), ['payment_link.created', 'payment_link.deactivated']);
+  t.equal((await h.as(await h.newMerchant('Other'), 'GET', `/payment-links/${id}/events`)).status, 404);
+});

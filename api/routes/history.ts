@@ -115,6 +115,7 @@ const RESOURCES: Resource[] = [
   { path: '/payins/{payin_id}/events', param: 'payin_id', name: 'Payin', tag: 'Payins', stream: streams.payin, operationId: 'getPayinEvents' },
   { path: '/payouts/{payout_id}/events', param: 'payout_id', name: 'Payout', tag: 'Payouts', stream: streams.payout, operationId: 'getPayoutEvents' },
   { path: '/refunds/{refund_id}/events', param: 'refund_id', name: 'Refund', tag: 'Refunds', stream: streams.refund, operationId: 'getRefundEvents' },
+  { path: '/payment-links/{payment_link_id}/events', param: 'payment_link_id', name: 'Payment link', tag: 'Payment links', stream: streams.paymentLink, operationId: 'getPaymentLinkEvents' },
   { path: '/transfers/{transfer_id}/events', param: 'transfer_id', name: 'Transfer', tag: 'Transfers', stream: streams.transfer, operationId: 'getTransferEvents' },
   { path: '/quotes/{quote_id}/events', param: 'quote_id', name: 'Quote', tag: 'Quotes', stream: streams.quote, operationId: 'getQuoteEvents' },
   { path: '/customers/{customer_id}/events', param: 'customer_id', name: 'Customer', tag: 'Customers', stream: streams.customer, operationId: 'getCustomerEvents' },

@@ -211,6 +211,7 @@ export const operationExamples: Record<string, OperationExample> = {
   getPaymentLink: { response: x.paymentLink },
   deactivatePaymentLink: { response: { ...read(x.paymentLinkCreated), status: 'inactive', updated_at: '2026-11-26T04:35:12.880Z' } },
   listPaymentLinkPayments: { response: list(x.paymentLinkPayin) },
+  getPaymentLinkEvents: { response: x.eventHistory },
   createTransfer: {
     request: { quote_id: x.transferCreated.quote_id, customer_id: x.transferCreated.customer_id, payer: x.transferCreated.payer, recipient: x.transferCreated.recipient },
     response: x.transferCreated,
