@@ -18,6 +18,7 @@ import { createHttpServer } from '../api/http-server.ts';
 import { systemModule } from '../api/routes/system.ts';
 import { apiModules, workers } from './registry.ts';
 import { mountDashboard } from '../dashboard/router.ts';
+import { mountPayerPage } from '../pay/router.ts';
 import type { ApiServices } from '../api/services.ts';
 import { closeEventStreams } from '../api/event-stream/streams.ts';
 
@@ -88,8 +89,8 @@ async function listen(services: ApiServices, port: number | undefined): Promise<
   // health-check it like an API process; the merchant and operator APIs are the api role's.
   let document: unknown;
   const modules = config.role === 'worker' ? [] : apiModules;
-  // The merchant dashboard (server-rendered pages at /dashboard) is the api role's too.
-  const extras = config.role === 'worker' ? [] : [mountDashboard(services)];
+  // The merchant dashboard (server-rendered pages at /dashboard) and the payer's page (public, at /pay) are the api role's too.
+  const extras = config.role === 'worker' ? [] : [mountDashboard(services), mountPayerPage(services)];
   const { app, document: doc } = createHttpApp(services, [systemModule(() => document), ...modules], extras);
   document = doc;
   const server = createHttpServer(app, { headersTimeoutMs: config.httpHeadersTimeoutMs, requestTimeoutMs: config.httpRequestTimeoutMs });

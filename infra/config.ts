@@ -36,6 +36,9 @@ export interface Config {
   /** Failed authentications allowed per key and per client address in one window. */
   authFailuresPerWindow: number;
   authFailureWindowSeconds: number;
+  /** The payer's page (pay/, public): requests per minute per client address, and payment attempts per minute per address (three times as many per link). */
+  payRequestsPerMinute: number;
+  paySubmitsPerMinute: number;
   /** A client must have sent a request's headers within this (slowloris); then the whole request within httpRequestTimeoutMs. */
   httpHeadersTimeoutMs: number;
   httpRequestTimeoutMs: number;
@@ -162,6 +165,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] 
     secretHashKey: env.SECRET_HASH_KEY || undefined,
     rateLimitPerSecond: int(env, 'RATE_LIMIT_PER_SECOND', 100),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 200, 1),
+    payRequestsPerMinute: int(env, 'PAY_REQUESTS_PER_MINUTE', 120, 1),
+    paySubmitsPerMinute: int(env, 'PAY_SUBMITS_PER_MINUTE', 10, 1),
     authFailuresPerWindow: int(env, 'AUTH_FAILURES_PER_WINDOW', 20, 1),
     authFailureWindowSeconds: int(env, 'AUTH_FAILURE_WINDOW_SECONDS', 60, 1),
     httpHeadersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 20_000, 100),

@@ -1,5 +1,5 @@
 // `npm run build`: the service's TypeScript compiled to dist/ (what bin/service runs), with the
-// dashboard's static files beside the code that serves them. The build is made in a directory of
+// dashboard's and the payer's page's static files beside the code that serves them. The build is made in a directory of
 // its own and then put in place of dist/ by two renames: a module removed from the sources cannot linger,
 // and a service started from dist/ (or a second `npm start`, building at the same time for another
 // role) never finds it half-written or missing.
@@ -18,6 +18,7 @@ try {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', next], { stdio: 'inherit' });
   fs.cpSync(path.join(root, 'dashboard/static'), path.join(next, 'dashboard/static'), { recursive: true });
+  fs.cpSync(path.join(root, 'pay/static'), path.join(next, 'pay/static'), { recursive: true });
   // Another build may put its own dist/ in place between the two renames: move that one aside too.
   for (let attempt = 1; ; attempt++) {
     try {

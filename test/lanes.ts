@@ -16,6 +16,7 @@ export const CI_ONLY = [
   'test/crash.consistency.e2e.test.ts',
   'test/hostile.input.e2e.test.ts',
   'test/dashboard.browser.e2e.test.ts',
+  'test/pay.browser.e2e.test.ts',
   'test/heap-growth.int.test.ts',
   'test/service.build.e2e.test.ts',
 ];

@@ -1,5 +1,6 @@
 // The English catalogue: the surfaces' files together. English defines the keys (catalogue.ts).
 import { common } from './common.ts';
 import { dashboard } from './dashboard.ts';
+import { pay } from './pay.ts';
 
-export const en = { ...common, ...dashboard } as const;
+export const en = { ...common, ...dashboard, ...pay } as const;

@@ -1,5 +1,6 @@
 // The French catalogue: each surface's file has the English file's keys, exactly (catalogue.ts).
 import { common } from './common.ts';
 import { dashboard } from './dashboard.ts';
+import { pay } from './pay.ts';
 
-export const fr = { ...common, ...dashboard };
+export const fr = { ...common, ...dashboard, ...pay };

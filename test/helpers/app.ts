@@ -97,6 +97,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     ALLOW_PRIVATE_URLS: 'true',
     // Tests hammer the API from one address: limits high unless a test sets its own.
     RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', AUTH_FAILURES_PER_WINDOW: '100000',
+    PAY_REQUESTS_PER_MINUTE: '1000000', PAY_SUBMITS_PER_MINUTE: '1000000',
     ...opts.env,
   }, []);
   const clock: Clock = opts.clock ?? systemClock;

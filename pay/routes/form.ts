@@ -1,0 +1,91 @@
+// GET /pay/{id}: the link's page (its form, or why it is closed). POST /pay/{id}: the form, through
+// the command the page exists for (commands/payment-links.ts payThroughLink): 303 to the payment's
+// status page; a bad field 400 with the form again and the problem beside the field; a closed link
+// 410; nothing created by a refused form. The page's script posts the same form asking for JSON.
+import type { Request, Response, Router } from 'express';
+import type { ApiServices } from '../../api/services.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { payThroughLink } from '../../commands/payment-links.ts';
+import type { MessageKey } from '../../i18n/catalogue.ts';
+import { speechOf, type Speech } from '../language.ts';
+import { readLink, readPayinOfLink, type PayableLink } from '../reads.ts';
+import { checkForm, FIELD_ERRORS, FIELDS, newAttemptId, readForm, validAttempt, type FieldErrors, type FieldName, type FormInput, type PaymentFields } from '../form.ts';
+import { formView } from '../pages/form.ts';
+import { paymentPath, statusView } from '../pages/status.ts';
+import { sendMessage, sendNotFound, sendView } from '../answer.ts';
+import { tooMany } from '../refusals.ts';
+import { wantsJson } from '../guards.ts';
+import type { PayLimits } from '../limits.ts';
+import { BASE } from '../pages/layout.ts';
+
+const CLOSED: Record<Exclude<PayableLink['status'], 'active'>, MessageKey> = {
+  inactive: 'pay.closed.inactive', completed: 'pay.closed.completed', expired: 'pay.closed.expired',
+};
+
+function sendClosed(req: Request, res: Response, sp: Speech, link: PayableLink, status: number): void {
+  const why = link.status === 'active' ? 'pay.closed.completed' : CLOSED[link.status];
+  sendMessage(req, res, sp, status, 'pay.closed.title', sp.t(why), `${BASE}/${link.id}`);
+}
+
+async function showForm(s: ApiServices, req: Request, res: Response): Promise<void> {
+  const sp = speechOf(res);
+  const link = await readLink(s, String(req.params.id));
+  if (!link) return sendNotFound(req, res, sp);
+  if (link.status !== 'active') return sendClosed(req, res, sp, link, 410);
+  sendView(req, res, sp, 200, formView(sp, link, { values: {}, errors: {}, attemptId: newAttemptId() }));
+}
+
+/** The form again, 400 (or `status`), with what was typed and each problem beside its field. */
+function formAgain(req: Request, res: Response, sp: Speech, link: PayableLink, input: FormInput, errors: FieldErrors, notice?: MessageKey, status = 400): void {
+  const attemptId = validAttempt(input.attempt_id) ? input.attempt_id : newAttemptId();
+  sendView(req, res, sp, status, formView(sp, link, { values: input, errors, notice, attemptId }));
+}
+
+/** The command's refusal onto the form's fields (its details name them), in the page's words. */
+function refusalOnForm(err: DomainError): { errors: FieldErrors; notice?: MessageKey; status: number } {
+  if (err.code === 'payment_link_busy') return { errors: {}, notice: 'pay.error.busy', status: 409 };
+  const fields = (err.details ?? []).map((d) => d.field).filter((f): f is FieldName => (FIELDS as readonly string[]).includes(f));
+  const errors: FieldErrors = {};
+  const operatorClosed = ['operator_unavailable', 'operator_not_enabled', 'unsupported_route', 'provider_unavailable', 'corridor_not_configured'].includes(err.code);
+  for (const f of fields) errors[f] = f === 'operator_code' && operatorClosed ? 'pay.error.unavailable' : FIELD_ERRORS[f];
+  if (err.code === 'otp_required') errors.otp = 'pay.error.otp';
+  return { errors, notice: fields.length === 0 && err.code !== 'otp_required' ? (operatorClosed ? 'pay.error.unavailable' : 'pay.error.general') : undefined, status: 400 };
+}
+
+async function pay(s: ApiServices, limits: PayLimits, req: Request, res: Response): Promise<void> {
+  const sp = speechOf(res);
+  const link = await readLink(s, String(req.params.id));
+  if (!link) return sendNotFound(req, res, sp);
+  if (link.status !== 'active') return sendClosed(req, res, sp, link, 410);
+  const wait = limits.submit(req, link.id, Date.now());
+  if (wait > 0) return tooMany(req, res, wait);
+  const input = readForm(req.body);
+  if (!validAttempt(input.attempt_id)) return formAgain(req, res, sp, link, input, {}, 'pay.error.attempt');
+  const checked = checkForm(link, input);
+  if ('errors' in checked) return formAgain(req, res, sp, link, input, checked.errors);
+  let payinId: string;
+  try {
+    payinId = (await payThrough(s, req, link, input.attempt_id, checked.fields)).payinId;
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    if (err.code === 'not_found') return sendNotFound(req, res, sp);
+    if (err.code === 'payment_link_closed') return sendClosed(req, res, sp, (await readLink(s, link.id)) ?? link, 410);
+    const r = refusalOnForm(err);
+    return formAgain(req, res, sp, link, input, r.errors, r.notice, r.status);
+  }
+  const location = paymentPath(link, payinId);
+  if (!wantsJson(req)) return res.redirect(303, location);
+  const payin = await readPayinOfLink(s, link, payinId);
+  if (!payin) return sendNotFound(req, res, sp);
+  sendView(req, res, sp, 200, statusView(sp, link, payin), location);
+}
+
+function payThrough(s: ApiServices, req: Request, link: PayableLink, attemptId: string, f: PaymentFields) {
+  const requestId = String((req as Request & { id?: string }).id ?? '');
+  return payThroughLink(s, { linkId: link.id, attemptId, ...f }, { requestId, actor: `payer:payment_link:${link.id}` });
+}
+
+export function addFormRoutes(r: Router, s: ApiServices, limits: PayLimits): void {
+  r.get('/:id', (req, res) => showForm(s, req, res));
+  r.post('/:id', (req, res) => pay(s, limits, req, res));
+}
