@@ -53,13 +53,18 @@ export const KINDS: Record<Kind, KindInfo> = {
   },
 };
 
-/** A merchant-API context for the session's merchant (what authentication would have produced). */
-function ctxFor(s: ApiServices, merchantId: string, requestId: string, params: Record<string, string> = {}, query: Record<string, unknown> = {}): Ctx {
-  return { services: s, log: s.log.child({ request_id: requestId }), requestId, merchantId, body: {}, params, query, headers: {}, clientIp: '' };
+/**
+ * A merchant-API context for the session's merchant (what authentication would have produced);
+ * `headers`: what a handler reads of the request (the Host a payment link's URL is made under).
+ */
+export function ctxFor(
+  s: ApiServices, merchantId: string, requestId: string, params: Record<string, string> = {}, query: Record<string, unknown> = {}, headers: Record<string, string> = {},
+): Ctx {
+  return { services: s, log: s.log.child({ request_id: requestId }), requestId, merchantId, body: {}, params, query, headers, clientIp: '' };
 }
 
 /** A handler's 200 body, or undefined for its 404 (another merchant's id answers exactly like no id). */
-async function call(handler: Handler, ctx: Ctx): Promise<any> {
+export async function call(handler: Handler, ctx: Ctx): Promise<any> {
   try {
     const reply = await handler(ctx);
     return 'body' in reply ? reply.body : undefined;

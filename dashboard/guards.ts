@@ -9,9 +9,20 @@ import { messagePage } from './pages/auth.ts';
 import { html } from './html.ts';
 import { field, locals, send } from './http.ts';
 
-export function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
+/** The origin of PUBLIC_BASE_URL, when set: a payment link's QR code is an image served there (CONTRACT §16). */
+function publicOrigin(publicBaseUrl: string | undefined): string {
+  if (publicBaseUrl === undefined) return '';
+  try {
+    return ` ${new URL(publicBaseUrl).origin}`;
+  } catch {
+    return '';
+  }
+}
+
+export const securityHeaders = (publicBaseUrl: string | undefined) => (_req: Request, res: Response, next: NextFunction): void => {
+  const images = `'self' data:${publicOrigin(publicBaseUrl)}`;
   res.setHeader('Content-Security-Policy',
-    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    `default-src 'none'; style-src 'self'; script-src 'self'; img-src ${images}; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`);
   res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   // The invitation link carries its token in the query: never send it to another site as a referrer.
@@ -19,7 +30,7 @@ export function securityHeaders(_req: Request, res: Response, next: NextFunction
   res.setHeader('Referrer-Policy', 'same-origin');
   res.setHeader('Cache-Control', 'no-store');
   next();
-}
+};
 
 // Forms only: urlencoded, small. A POST from another site is refused before anything else.
 export function formsOnly(req: Request, res: Response, next: NextFunction): void {

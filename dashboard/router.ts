@@ -20,6 +20,7 @@ import { addEventRoutes } from './routes/events.ts';
 import { addMoneyRoutes } from './routes/money.ts';
 import { addStatementRoutes } from './routes/statements.ts';
 import { addRefundRoutes } from './routes/refunds.ts';
+import { addPaymentLinkRoutes } from './routes/payment-links.ts';
 
 const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
 
@@ -27,7 +28,7 @@ const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stat
 // where here every request goes on to the session guard and the not-found page, in the order below.
 function dashboardRouter(s: ApiServices): express.Router {
   const r = express.Router();
-  r.use(securityHeaders);
+  r.use(securityHeaders(s.config.providers.publicBaseUrl));
   r.use((req, res, next) => {
     // Metrics label: the route template, never a concrete id.
     res.locals.route = '/dashboard';
@@ -50,6 +51,7 @@ function dashboardRouter(s: ApiServices): express.Router {
   addMoneyRoutes(r, s);
   addStatementRoutes(r, s);
   addRefundRoutes(r, s);
+  addPaymentLinkRoutes(r, s);
   r.use(notFound);
   r.use(errorPage(s));
   return r;

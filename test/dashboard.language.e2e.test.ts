@@ -42,7 +42,7 @@ t.test('signed in: French pages, amounts and script labels; the switch is rememb
   t.equal(home.status, 200);
   t.equal(htmlLang(home.text), 'fr');
   t.equal(h1(home.text), 'Accueil');
-  for (const word of ['Encaissements', 'Décaissements', 'Transferts', 'Journal des événements', 'Clés API', 'Se déconnecter', 'Premiers pas']) {
+  for (const word of ['Encaissements', 'Décaissements', 'Transferts', 'Liens de paiement', 'Journal des événements', 'Clés API', 'Se déconnecter', 'Premiers pas']) {
     t.ok(home.text.includes(word), `the home page says ${word}`);
   }
   t.match(home.text, /<p class="big">0\sF\sCFA<\/p>/, 'amounts in the French way');

@@ -18,6 +18,7 @@ const NAV: Array<{ path: string; label: MessageKey; key: string }> = [
   { path: '/payins', label: 'dash.nav.payins', key: 'payins' },
   { path: '/payouts', label: 'dash.nav.payouts', key: 'payouts' },
   { path: '/transfers', label: 'dash.nav.transfers', key: 'transfers' },
+  { path: '/links', label: 'dash.nav.links', key: 'links' },
   { path: '/webhooks', label: 'dash.nav.webhooks', key: 'webhooks' },
   { path: '/events', label: 'dash.nav.events', key: 'events' },
   { path: '/keys', label: 'dash.nav.keys', key: 'keys' },
@@ -116,14 +117,15 @@ export function when(v: Speech, iso: unknown): Html {
 }
 
 /** A status in words (the value itself, underscores as spaces, when the catalogue does not name it). */
-export function statusLabel(v: Speech, status: string): string {
-  const key = keyFor('dash.status.', status);
+/** `words`: where the catalogue names these statuses (a payment link's have their own words). */
+export function statusLabel(v: Speech, status: string, words = 'dash.status.'): string {
+  const key = keyFor(words, status);
   return key ? v.t(key) : status.replace(/_/g, ' ');
 }
 
-export function badge(v: Speech, status: unknown): Html {
+export function badge(v: Speech, status: unknown, words?: string): Html {
   const s = String(status ?? '');
-  return html`<span class="badge ${`s-${s.replace(/[^a-z_]/g, '')}`}">${statusLabel(v, s)}</span>`;
+  return html`<span class="badge ${`s-${s.replace(/[^a-z_]/g, '')}`}" data-status="${s}">${statusLabel(v, s, words)}</span>`;
 }
 
 /** A POST form whose action needs confirming: a <dialog> with JS, else the server asks on a page of its own. */
