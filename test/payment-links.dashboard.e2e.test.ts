@@ -74,6 +74,9 @@ t.test('a link\'s page: the address to share, its QR code, its payins; deactivat
   t.match(page.text, new RegExp(`<img class="qr" src="${api.qr_svg_url}"[^>]* alt="QR code of the payment link ${api.url}">`), 'the QR code image');
   t.match(page.text, new RegExp(`<a href="${api.qr_svg_url}" download="payment-link-${id}.svg">`), 'to download and print');
   t.match(page.headers.get('content-security-policy'), /img-src 'self' data:;/, 'the image is same-origin: allowed');
+  const qr = await fetch(api.qr_svg_url);
+  t.equal(qr.status, 200, 'the image is served (the payer\'s page module)');
+  t.match(qr.headers.get('content-type'), /^image\/svg\+xml/);
   t.match(page.text, new RegExp(`<tr data-id="${payin.payinId}">[\\s\\S]*?Awa Diop`), 'its payin, with the payer');
   t.match(page.text, /1 \(no limit\)/);
   const payinPage = await en.get(`/dashboard/payins/${payin.payinId}`);
@@ -125,4 +128,15 @@ t.test('in French: the list, the form and a link\'s page', async (t) => {
   t.match(page.text, /Télécharger le code QR \(SVG\)/);
   t.match(page.text, /<button type="submit" class="danger">Désactiver<\/button>/);
   t.match(page.text, /0 sur 3/);
+});
+
+t.test('with PUBLIC_BASE_URL the QR code is an image of that origin, and the CSP allows it', async (t) => {
+  const hp = await startTestApp({ env: { PUBLIC_BASE_URL: 'https://pay.example.com/' } });
+  t.teardown(() => hp.stop());
+  const mp = await hp.newMerchant();
+  const link = (await hp.as(mp, 'POST', '/payment-links', { amount: '1000', currency: 'XAF', description: 'Savon' }, { idem: true })).body;
+  const c = await signedInClient(hp, mp.merchantId, 'public@example.com');
+  const page = await c.get(`/dashboard/links/${link.id}`);
+  t.match(page.text, new RegExp(`<img class="qr" src="https://pay\\.example\\.com/pay/${link.id}/qr\\.svg"`));
+  t.match(page.headers.get('content-security-policy'), /img-src 'self' data: https:\/\/pay\.example\.com;/);
 });
