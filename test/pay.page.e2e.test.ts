@@ -11,8 +11,6 @@ import { waitUntil } from './helpers/wait.ts';
 import { attemptOf, cmPayer, get, newLink, post } from './helpers/pay.ts';
 import { deactivatePaymentLink } from '../commands/payment-links.ts';
 import { catalogues } from '../i18n/catalogue.ts';
-import { OPERATORS } from '../domain/catalogue.ts';
-import { suggestOperator } from '../domain/mobile-prefixes.ts';
 import { escapeHtml as esc } from '../pay/html.ts';
 
 const h = await startTestApp();
@@ -245,17 +243,6 @@ t.test('the QR code: an SVG of the link\'s absolute URL', async (t) => {
   const expected = await QRCode.toString(`${h.url}/pay/${id}`, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   t.equal(qr.text, expected, 'the code of the link\'s URL (the request\'s origin: no PUBLIC_BASE_URL here)');
   t.equal((await get(h, `/pay/${randomUUID()}/qr.svg`)).status, 404);
-});
-
-t.test('every operator has its handset instructions; the prefix table suggests as the numbering plans say', async (t) => {
-  for (const o of OPERATORS) t.ok(`pay.handset.${o.code}` in en, `${o.code} has instructions`);
-  t.equal(suggestOperator('CM', '670000001'), 'CM_MTN_MOMO');
-  t.equal(suggestOperator('CM', '655000001'), 'CM_ORANGE_MOMO', 'the longer prefix wins');
-  t.equal(suggestOperator('CM', '690000001'), 'CM_ORANGE_MOMO');
-  t.equal(suggestOperator('CI', '0707000001'), 'CI_ORANGE_MOMO');
-  t.equal(suggestOperator('BJ', '0197000001'), 'BJ_MTN_MOMO', 'Benin\'s 10-digit plan');
-  t.equal(suggestOperator('BJ', '95000001'), 'BJ_MOOV_MOMO', 'and its old 8-digit numbers');
-  t.equal(suggestOperator('SN', '700000001'), undefined, 'no mobile money listed for that range');
 });
 
 t.test('the limits: requests per client address, payment attempts per address and per link (429 in the page\'s language)', async (t) => {

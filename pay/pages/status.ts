@@ -6,6 +6,7 @@ import { html, type Html } from '../html.ts';
 import type { Speech } from '../language.ts';
 import type { LinkPayin, PayableLink } from '../reads.ts';
 import type { MessageKey } from '../../i18n/catalogue.ts';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { operator } from '../../domain/catalogue.ts';
 import { formatAmount } from '../../i18n/format.ts';
 import { BASE, type View } from './layout.ts';
@@ -20,6 +21,9 @@ function titleOf(p: LinkPayin): MessageKey {
   return 'pay.status.pending.title';
 }
 
+/** +237670000001 as a payer reads it: +237 6 70 00 00 01. */
+const readablePhone = (e164: string) => parsePhoneNumberFromString(e164)?.formatInternational() ?? e164;
+
 function body(sp: Speech, link: PayableLink, p: LinkPayin): Html {
   const amount = formatAmount(sp.lang, p.amount, p.currency);
   if (p.status === 'completed') return html`<p>${sp.t('pay.status.completed.text', { merchant: link.merchantName, amount })}</p>`;
@@ -29,7 +33,7 @@ function body(sp: Speech, link: PayableLink, p: LinkPayin): Html {
 <p><a class="button" href="${BASE}/${link.id}">${sp.t('pay.status.retry')}</a></p>`;
   }
   const op = operator(p.operatorCode);
-  return html`<p>${sp.t('pay.status.pending.lead', { amount, phone: p.phone, operator: op?.name ?? p.operatorCode })}</p>
+  return html`<p>${sp.t('pay.status.pending.lead', { amount, phone: readablePhone(p.phone), operator: op?.name ?? p.operatorCode })}</p>
 <p class="handset">${op ? sp.t(`pay.handset.${op.code}` as MessageKey) : ''}</p>
 <p class="muted"><span class="spinner" aria-hidden="true"></span>${sp.t('pay.status.pending.keep')}</p>`;
 }
