@@ -46,7 +46,7 @@ const scriptLabels = (v: Speech) =>
 
 /** The switch to the other language: a plain link that also remembers the choice (language.ts). */
 function languageSwitch(v: Speech, cls: string): Html {
-  return html`<a class="${cls}" href="${v.other.href}" hreflang="${v.other.lang}" lang="${v.other.lang}"><span class="sr-only" lang="${v.lang}">${v.t('language.label')}: </span>${v.t('language.switch')}</a>`;
+  return html`<a class="${cls}" href="${v.other.href}" hreflang="${v.other.lang}" lang="${v.other.lang}"><span class="sr-only" lang="${v.lang}">${v.t('language.label')} </span>${v.t('language.switch')}</a>`;
 }
 
 /** A page for a signed-in user. */
