@@ -99,6 +99,11 @@ t.test('a form post creates one payin, 303 to its status page; twice with the sa
   });
   t.ok(closed.text.includes(esc(fr['pay.closed.completed'])));
   t.notMatch(closed.text, /<form/, 'no form on a closed link');
+  const resent = await post(h, `/pay/${id}`, cmPayer(attempt));
+  t.equal(resent.status, 303, 'the form that completed the link, sent again (Back, reload): its own payment');
+  t.equal(resent.location, first.location);
+  t.equal((await post(h, `/pay/${id}`, cmPayer(randomUUID()))).status, 410, 'any other attempt: closed');
+  t.equal((await payins(m)).length, 1);
 });
 
 t.test('a pending payment\'s page refreshes itself and says what to do on the handset; a failed one says why and offers a fresh form', async (t) => {

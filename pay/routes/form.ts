@@ -6,6 +6,7 @@ import type { Request, Response, Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { payThroughLink } from '../../commands/payment-links.ts';
+import { attemptIds } from '../../commands/payment-link-attempts.ts';
 import type { MessageKey } from '../../i18n/catalogue.ts';
 import { speechOf, type Speech } from '../language.ts';
 import { readLink, readPayinOfLink, type PayableLink } from '../reads.ts';
@@ -52,14 +53,35 @@ function refusalOnForm(err: DomainError): { errors: FieldErrors; notice?: Messag
   return { errors, notice: fields.length === 0 && err.code !== 'otp_required' ? (operatorClosed ? 'pay.error.unavailable' : 'pay.error.general') : undefined, status: 400 };
 }
 
+/** The payment's page: 303 to it, or (the script asked) the page itself as JSON with where it is. */
+async function answerPayment(s: ApiServices, req: Request, res: Response, link: PayableLink, payinId: string): Promise<void> {
+  const location = paymentPath(link, payinId);
+  if (!wantsJson(req)) return res.redirect(303, location);
+  const payin = await readPayinOfLink(s, link, payinId);
+  if (!payin) return sendNotFound(req, res, speechOf(res));
+  sendView(req, res, speechOf(res), 200, statusView(speechOf(res), link, payin), location);
+}
+
+/**
+ * A form posted to a closed link: 410, unless this very form made a payment before the link closed
+ * (sent again by Back or a reload after its own payment completed the link): then that payment.
+ */
+async function closedLink(s: ApiServices, req: Request, res: Response, link: PayableLink, input: FormInput): Promise<void> {
+  if (validAttempt(input.attempt_id)) {
+    const earlier = await readPayinOfLink(s, link, attemptIds(link.id, input.attempt_id).payinId);
+    if (earlier) return answerPayment(s, req, res, link, earlier.id);
+  }
+  sendClosed(req, res, speechOf(res), link, 410);
+}
+
 async function pay(s: ApiServices, limits: PayLimits, req: Request, res: Response): Promise<void> {
   const sp = speechOf(res);
   const link = await readLink(s, String(req.params.id));
   if (!link) return sendNotFound(req, res, sp);
-  if (link.status !== 'active') return sendClosed(req, res, sp, link, 410);
   const wait = limits.submit(req, link.id, Date.now());
   if (wait > 0) return tooMany(req, res, wait);
   const input = readForm(req.body);
+  if (link.status !== 'active') return closedLink(s, req, res, link, input);
   if (!validAttempt(input.attempt_id)) return formAgain(req, res, sp, link, input, {}, 'pay.error.attempt');
   const checked = checkForm(link, input);
   if ('errors' in checked) return formAgain(req, res, sp, link, input, checked.errors);
@@ -73,11 +95,7 @@ async function pay(s: ApiServices, limits: PayLimits, req: Request, res: Respons
     const r = refusalOnForm(err);
     return formAgain(req, res, sp, link, input, r.errors, r.notice, r.status);
   }
-  const location = paymentPath(link, payinId);
-  if (!wantsJson(req)) return res.redirect(303, location);
-  const payin = await readPayinOfLink(s, link, payinId);
-  if (!payin) return sendNotFound(req, res, sp);
-  sendView(req, res, sp, 200, statusView(sp, link, payin), location);
+  await answerPayment(s, req, res, link, payinId);
 }
 
 function payThrough(s: ApiServices, req: Request, link: PayableLink, attemptId: string, f: PaymentFields) {
