@@ -98,6 +98,8 @@ export const dashboard = {
   // The API's refusals, by error code, where the dashboard shows them (else the API's own message).
   'dash.code.insufficient_balance': 'Your available balance is too low for this.',
   'dash.code.refund_exceeds_payin': 'That is more than is left to refund on this payin.',
+  'dash.code.refund_not_allowed': 'Only a completed payin can be refunded.',
+  'dash.code.amount_out_of_range': 'The amount is out of range.',
   'dash.code.limit_exceeded': 'A limit is reached: {message}',
   'dash.code.operator_unavailable': 'The operator is closed for this just now: {message}',
   // Sign-in, set password.

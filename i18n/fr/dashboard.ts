@@ -92,6 +92,8 @@ export const dashboard: Record<keyof typeof en, string> = {
   'dash.error.link_not_found': 'Lien de paiement introuvable',
   'dash.code.insufficient_balance': 'Votre solde disponible est insuffisant pour cela.',
   'dash.code.refund_exceeds_payin': 'C’est plus que ce qui reste à rembourser sur cet encaissement.',
+  'dash.code.refund_not_allowed': 'Seul un encaissement réussi peut être remboursé.',
+  'dash.code.amount_out_of_range': 'Le montant est hors limites.',
   'dash.code.limit_exceeded': 'Une limite est atteinte : {message}',
   'dash.code.operator_unavailable': 'L’opérateur est fermé pour cela en ce moment : {message}',
   'dash.signin.title': 'Connexion',
