@@ -66,17 +66,21 @@ t.test('with JavaScript: the operator suggested from the number, then the status
   const { page, problems } = await phone(t, true);
   const origin = new URL(h.url).origin;
   const outside: string[] = [];
-  let bytes = 0;
+  const weighed: Array<Promise<{ path: string; bytes: number }>> = [];
   page.on('request', (r) => { if (!r.url().startsWith(origin + '/') && !r.url().startsWith('data:')) outside.push(r.url()); });
-  page.on('response', async (r) => {
-    if (/\/pay\/([0-9a-f-]{36}|static\/pay\.(css|js))$/.test(new URL(r.url()).pathname)) bytes += (await r.body()).length;
+  page.on('response', (r) => {
+    const path = new URL(r.url()).pathname;
+    if (/\/pay\/([0-9a-f-]{36}|static\/pay\.(css|js))$/.test(path)) weighed.push(r.body().then((b) => ({ path, bytes: b.length })));
   });
 
   await page.goto(`${h.url}/pay/${linkId}`, { waitUntil: 'networkidle' });
   t.equal(await page.getAttribute('html', 'lang'), 'fr');
   t.equal(await page.locator('h1').textContent(), 'Commande 42 : deux t-shirts en coton');
   t.same(outside, [], 'the form shows without any request outside the origin');
-  t.ok(bytes > 0 && bytes < MAX_PAGE_BYTES, `HTML + CSS + script: ${bytes} bytes`);
+  const parts = await Promise.all(weighed);
+  const bytes = parts.reduce((sum, p) => sum + p.bytes, 0);
+  t.equal(parts.length, 3, `the page, its stylesheet and its script weighed (${parts.map((p) => p.path).join(', ')})`);
+  t.ok(bytes < MAX_PAGE_BYTES, `HTML + CSS + script: ${bytes} bytes`);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   t.equal(overflow, 0, 'no horizontal scrolling on the phone');
   await shot(page, 'pay-form-fr');

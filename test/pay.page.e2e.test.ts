@@ -106,6 +106,16 @@ t.test('a form post creates one payin, 303 to its status page; twice with the sa
   t.equal((await payins(m)).length, 1);
 });
 
+t.test('a double click: the same form twice at once, one payin', async (t) => {
+  const m = await h.newMerchant();
+  const id = await newLink(h, m, { maxPayments: null });
+  const attempt = attemptOf((await get(h, `/pay/${id}`)).text);
+  const both = await Promise.all([post(h, `/pay/${id}`, cmPayer(attempt)), post(h, `/pay/${id}`, cmPayer(attempt))]);
+  t.same(both.map((r) => r.status), [303, 303], both.map((r) => r.text.slice(0, 200)).join(' | '));
+  t.equal(both[0]!.location, both[1]!.location, 'the same payment');
+  t.equal((await payins(m)).length, 1);
+});
+
 t.test('a pending payment\'s page refreshes itself and says what to do on the handset; a failed one says why and offers a fresh form', async (t) => {
   const m = await h.newMerchant();
   const id = await newLink(h, m, { maxPayments: null });
