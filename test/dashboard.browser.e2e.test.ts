@@ -2,7 +2,8 @@
 // a new merchant's user sets a password from the operator's invitation, signs in, creates an API key
 // and proves it works against the merchant API, revokes a key, sets a webhook URL to a local
 // receiver, sends a test event and sees it arrive (signature checked with the secret the page
-// revealed), redelivers it and sees the second attempt, and opens a transfer's page with both legs.
+// revealed), redelivers it and sees the second attempt, opens a transfer's page with both legs, creates a
+// payment link and sees its QR code, and switches the dashboard to French.
 // Screenshots of the main pages go to docs/screenshots/ (linked from the README).
 import t from 'tap';
 import fs from 'node:fs';
@@ -169,4 +170,24 @@ t.test('a new merchant, from invitation to a working key, webhook and transfer p
   const html = await request(h.url, 'GET', '/dashboard/static/dashboard.js');
   const css = await request(h.url, 'GET', '/dashboard/static/dashboard.css');
   t.ok(html.text.length + css.text.length < 16_000, `script + stylesheet ${html.text.length + css.text.length} bytes`);
+
+  // A payment link from the form: its page shows the address and the QR code (the image loads: the
+  // CSP allows it); then the header's switch to French, remembered on the next page.
+  await page.setViewportSize({ width: 1280, height: 860 });
+  await nav('Payment links').click();
+  await page.getByLabel('Amount', { exact: true }).fill('5000');
+  await page.getByLabel('Description', { exact: true }).fill('Wax dress, size M');
+  await page.getByRole('button', { name: 'Create payment link' }).click();
+  await page.waitForURL(/\/dashboard\/links\/[0-9a-f-]{36}\?done=link_created$/);
+  t.match(await page.locator('#link-url').textContent(), /\/pay\/[0-9a-f-]{36}$/);
+  await page.locator('img.qr').waitFor();
+  t.ok(await page.locator('img.qr').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'the QR code image loads');
+  await shot('payment-link');
+  await page.locator('a.lang').click();
+  await page.waitForURL(/lang=fr$/);
+  t.equal(await page.locator('html').getAttribute('lang'), 'fr');
+  t.match(await page.locator('h1').textContent(), /^Lien de paiement /);
+  await shot('payment-link-fr');
+  await page.goto(`${h.url}/dashboard`);
+  t.equal(await page.locator('h1').textContent(), 'Accueil', 'the choice is remembered');
 });
