@@ -116,6 +116,18 @@ t.test('a double click: the same form twice at once, one payin', async (t) => {
   t.equal((await payins(m)).length, 1);
 });
 
+t.test('a link made for a customer asks no name and pays as that customer', async (t) => {
+  const m = await h.newMerchant();
+  const customer = await h.as(m, 'POST', '/customers', { first_name: 'Awa', last_name: 'Ngono' }, { idem: true });
+  const id = await newLink(h, m, { customerId: customer.body.id });
+  const page = await get(h, `/pay/${id}`);
+  t.notMatch(page.text, /name="name"/);
+  const { name: _name, ...fields } = cmPayer(attemptOf(page.text));
+  const paid = await post(h, `/pay/${id}`, fields);
+  t.equal(paid.status, 303, paid.text.slice(0, 300));
+  t.match(await payins(m), [{ customer_id: customer.body.id }]);
+});
+
 t.test('a pending payment\'s page refreshes itself and says what to do on the handset; a failed one says why and offers a fresh form', async (t) => {
   const m = await h.newMerchant();
   const id = await newLink(h, m, { maxPayments: null });
