@@ -190,6 +190,18 @@ t.test('an operator that collects with a code: the field is on the page, and mis
   t.ok((await get(h, paid.location!)).text.includes(esc(fr['pay.handset.SN_ORANGE_MOMO'])));
 });
 
+t.test('an operator closed for payins: 400, said beside the operator; nothing created', async (t) => {
+  const m = await h.newMerchant();
+  const id = await newLink(h, m);
+  t.equal((await h.admin('PUT', '/admin/operators/CM_ORANGE_MOMO/availability', { payin: 'closed' })).status, 200);
+  t.teardown(() => h.admin('PUT', '/admin/operators/CM_ORANGE_MOMO/availability', { payin: 'operational' }));
+  const refused = await post(h, `/pay/${id}`, { ...cmPayer(attemptOf((await get(h, `/pay/${id}`)).text)), operator_code: 'CM_ORANGE_MOMO' });
+  t.equal(refused.status, 400);
+  t.ok(refused.text.includes(`<p class="error" id="operator_code-error">${esc(fr['pay.error.unavailable'])}</p>`));
+  t.equal((await payins(m)).length, 0);
+  t.equal((await h.as(m, 'GET', '/customers')).body.data.length, 0, 'no customer left behind');
+});
+
 t.test('a closed link says why, shows no form, and a form posted to it answers 410 and creates nothing', async (t) => {
   const m = await h.newMerchant();
   const id = await newLink(h, m);

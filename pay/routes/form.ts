@@ -42,15 +42,25 @@ function formAgain(req: Request, res: Response, sp: Speech, link: PayableLink, i
   sendView(req, res, sp, status, formView(sp, link, { values: input, errors, notice, attemptId }));
 }
 
-/** The command's refusal onto the form's fields (its details name them), in the page's words. */
+/** Refusals about the operator chosen (closed for payins, not enabled for the merchant, no route). */
+const OPERATOR_REFUSALS = new Set(['operator_unavailable', 'operator_not_enabled', 'unsupported_route', 'provider_unavailable', 'corridor_not_configured']);
+
+/**
+ * The command's refusal in the page's words: each field its details name gets its message (an
+ * operator refusal says the operator cannot take payments now); a refusal naming no field is told in
+ * the summary. Every place held by pending payments: 409, try again in a minute.
+ */
 function refusalOnForm(err: DomainError): { errors: FieldErrors; notice?: MessageKey; status: number } {
   if (err.code === 'payment_link_busy') return { errors: {}, notice: 'pay.error.busy', status: 409 };
-  const fields = (err.details ?? []).map((d) => d.field).filter((f): f is FieldName => (FIELDS as readonly string[]).includes(f));
+  const operatorRefused = OPERATOR_REFUSALS.has(err.code);
   const errors: FieldErrors = {};
-  const operatorClosed = ['operator_unavailable', 'operator_not_enabled', 'unsupported_route', 'provider_unavailable', 'corridor_not_configured'].includes(err.code);
-  for (const f of fields) errors[f] = f === 'operator_code' && operatorClosed ? 'pay.error.unavailable' : FIELD_ERRORS[f];
-  if (err.code === 'otp_required') errors.otp = 'pay.error.otp';
-  return { errors, notice: fields.length === 0 && err.code !== 'otp_required' ? (operatorClosed ? 'pay.error.unavailable' : 'pay.error.general') : undefined, status: 400 };
+  for (const d of err.details ?? []) {
+    if (!(FIELDS as readonly string[]).includes(d.field)) continue;
+    const f = d.field as FieldName;
+    errors[f] = f === 'operator_code' && operatorRefused ? 'pay.error.unavailable' : FIELD_ERRORS[f];
+  }
+  if (Object.keys(errors).length > 0) return { errors, status: 400 };
+  return { errors, notice: operatorRefused ? 'pay.error.unavailable' : 'pay.error.general', status: 400 };
 }
 
 /** The payment's page: 303 to it, or (the script asked) the page itself as JSON with where it is. */
