@@ -216,6 +216,28 @@ t.test('a closed link says why, shows no form, and a form posted to it answers 4
   t.equal((await payins(m)).length, 0);
 });
 
+t.test('every place held by a pending payment: 409 with the form and "try again in a minute"; an expired link says so', async (t) => {
+  const m = await h.newMerchant();
+  const id = await newLink(h, m, { maxPayments: 1 });
+  const held = await post(h, `/pay/${id}`, cmPayer(attemptOf((await get(h, `/pay/${id}`)).text), '+237 670 00 00 98'));
+  t.equal(held.status, 303, 'a payment that stays pending holds the only place');
+  const busy = await post(h, `/pay/${id}`, cmPayer(attemptOf((await get(h, `/pay/${id}`)).text)));
+  t.equal(busy.status, 409);
+  t.ok(busy.text.includes(esc(fr['pay.error.busy'])));
+  t.match(busy.text, /<form/, 'the form stays');
+  t.equal((await payins(m)).length, 1);
+
+  const soon = new Date(Date.now() + 1500).toISOString();
+  const expiring = await newLink(h, m, { expiresAt: soon });
+  const attempt = attemptOf((await get(h, `/pay/${expiring}`)).text);
+  const expired = await waitUntil('the link expired', async () => {
+    const p = await get(h, `/pay/${expiring}`);
+    return p.status === 410 ? p : undefined;
+  });
+  t.ok(expired.text.includes(esc(fr['pay.closed.expired'])));
+  t.equal((await post(h, `/pay/${expiring}`, cmPayer(attempt))).status, 410);
+});
+
 t.test('guessed ids, another link\'s payin and another merchant\'s: the same plain 404', async (t) => {
   const a = await h.newMerchant();
   const b = await h.newMerchant();
