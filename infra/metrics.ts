@@ -29,7 +29,7 @@ export type WebhookOutcome = 'delivered' | 'http_error' | 'network_error' | 'not
 /**
  * What kind of failure a provider call ended in (CONTRACT §15): `not_taken` (LegNotTaken: nothing was
  * sent, or the provider documented a refusal; on a status query, the provider unreachable, which an
- * adapter may rethrow as a plain error with providerCall's "unreachable (CODE)" message), `in_doubt`
+ * adapter may rethrow as a plain error with ProviderHttp's "unreachable (CODE)" message), `in_doubt`
  * (ProviderInDoubt: a time-out, a reset, a 5xx to an initiation: the provider may have the leg), `http`
  * (any other error whose message names the HTTP status the provider answered: a status query answered
  * 5xx, a token refused), `other` (the rest, e.g. an answer that could not be read).

@@ -6,7 +6,7 @@
 // An initiation answered 202 is pending (MTN answers nothing more until asked). A 4xx documents a
 // refusal (LegNotTaken, with MTN's code as the failure); a 5xx or a time-out is in doubt
 // (ProviderInDoubt). Callbacks are hints only: MTN does not sign them.
-import { ProviderInDoubt, providerCall, type ProviderResponse } from '../http.ts';
+import { ProviderHttp, ProviderInDoubt, type ProviderRequest, type ProviderResponse } from '../http.ts';
 import { uuidV4For } from '../leg-id.ts';
 import {
   CallbackRejected, LegNotTaken, type CallbackReading, type CallbackRequest, type InitiateLeg, type LegLookup,
@@ -37,11 +37,13 @@ interface Call {
 export class MtnMomoProvider implements ProviderAdapter {
   readonly name = MTN_MOMO;
   private readonly tokens: Record<Product, MtnTokens>;
+  /** Its connections to MTN, kept alive between calls (tokens and legs alike). */
+  private readonly http: ProviderHttp;
 
   constructor(private readonly settings: MtnMomoSettings, private readonly options: RemoteProviderOptions) {
-    const source = (product: Product) => new MtnTokens({
-      baseUrl: settings.baseUrl, product, credentials: settings[product], timeoutMs: options.timeoutMs, now: options.now,
-    });
+    const http = new ProviderHttp(MTN_MOMO, options.timeoutMs);
+    this.http = http;
+    const source = (product: Product) => new MtnTokens({ baseUrl: settings.baseUrl, product, credentials: settings[product], http, now: options.now });
     this.tokens = { collection: source('collection'), disbursement: source('disbursement') };
   }
 
@@ -133,8 +135,8 @@ export class MtnMomoProvider implements ProviderAdapter {
         referenceId: c.referenceId, callbackUrl: c.callbackUrl, json: c.body !== undefined,
       });
       const url = `${this.settings.baseUrl.replace(/\/+$/, '')}${c.path}`;
-      const init: RequestInit = { method: c.method, headers, ...(c.body ? { body: JSON.stringify(c.body) } : {}) };
-      return { token, res: await providerCall(MTN_MOMO, url, init, this.options.timeoutMs) };
+      const init: ProviderRequest = { method: c.method, headers, ...(c.body ? { body: JSON.stringify(c.body) } : {}) };
+      return { token, res: await this.http.call(url, init) };
     };
     const first = await send();
     if (first.res.status !== 401) return first.res;

@@ -2,7 +2,7 @@
 // the product's subscription key, reused until 60 s before `expires_in` (the margin covers clock
 // drift and a call in flight when the token turns), dropped when a call is answered 401. Callers
 // that need a token while one is being fetched wait for that fetch: a burst of legs costs one call.
-import { providerCall } from '../http.ts';
+import type { ProviderHttp } from '../http.ts';
 import { tokenPath, type Product } from './requests.ts';
 import { MTN_MOMO } from './transformers.ts';
 
@@ -22,7 +22,7 @@ export interface TokenSource {
   baseUrl: string;
   product: Product;
   credentials: { subscriptionKey: string; apiUser: string; apiKey: string };
-  timeoutMs: number;
+  http: ProviderHttp;
   now: () => number;
 }
 
@@ -46,16 +46,16 @@ export class MtnTokens {
   }
 
   private async fetch(): Promise<Cached> {
-    const { baseUrl, product, credentials, timeoutMs } = this.source;
+    const { baseUrl, product, credentials, http } = this.source;
     const basic = Buffer.from(`${credentials.apiUser}:${credentials.apiKey}`).toString('base64');
     let res;
     try {
       // An empty body still sends `Content-Length: 0`: MTN's gateway answers 411 to a POST without it.
-      res = await providerCall(MTN_MOMO, `${baseUrl.replace(/\/+$/, '')}${tokenPath(product)}`, {
+      res = await http.call(`${baseUrl.replace(/\/+$/, '')}${tokenPath(product)}`, {
         method: 'POST',
         headers: { authorization: `Basic ${basic}`, 'ocp-apim-subscription-key': credentials.subscriptionKey, 'content-length': '0' },
         body: '',
-      }, timeoutMs);
+      });
     } catch (err) {
       throw new TokenUnavailable(`${MTN_MOMO} ${product} token: ${(err as Error).message}`);
     }

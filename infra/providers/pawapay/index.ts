@@ -13,7 +13,7 @@
 //
 // The API token goes in the Authorization header only: no message or log line here carries it.
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { providerCall, ProviderInDoubt, type ProviderResponse } from '../http.ts';
+import { ProviderHttp, ProviderInDoubt, type ProviderResponse } from '../http.ts';
 import { uuidV4For } from '../leg-id.ts';
 import {
   CallbackRejected, LegNotTaken, type CallbackReading, type CallbackRequest, type InitiateLeg, type LegLookup,
@@ -33,11 +33,15 @@ export class PawapayProvider implements ProviderAdapter {
   private readonly keys = new Map<string, KeyObject>();
   private keysFetchedAtMs = Number.NEGATIVE_INFINITY;
   private keysFetch: Promise<void> | undefined;
+  /** Its connections to pawaPay, kept alive between calls. */
+  private readonly http: ProviderHttp;
 
   constructor(
     private readonly settings: PawapaySettings,
     private readonly options: RemoteProviderOptions,
-  ) {}
+  ) {
+    this.http = new ProviderHttp(NAME, options.timeoutMs);
+  }
 
   serves(operatorCode: string): boolean {
     return pawapayProvider(operatorCode) !== undefined;
@@ -90,7 +94,7 @@ export class PawapayProvider implements ProviderAdapter {
     const headers: Record<string, string> = { authorization: `Bearer ${this.settings.apiToken}`, accept: 'application/json' };
     if (body) headers['content-type'] = 'application/json';
     const url = `${this.settings.baseUrl.replace(/\/+$/, '')}${path}`;
-    return providerCall(NAME, url, { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) }, this.options.timeoutMs);
+    return this.http.call(url, { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) });
   }
 
   /** The public key pawaPay signs callbacks with, by its id: fetched once, kept, fetched again for an id not seen yet. */
