@@ -23,7 +23,13 @@ export async function handleProviderCallback(s: Services, providerName: string, 
   if (reading.kind === 'hint') {
     const leg = await legByProviderId(s, providerName, reading.legId);
     if (!leg) return 'unknown_leg';
-    await s.awaitReadModels(await checkNow(s, { ...leg, provider: providerName }, meta));
+    try {
+      await s.awaitReadModels(await checkNow(s, { ...leg, provider: providerName }, meta));
+    } catch (err) {
+      // The status could not be read or recorded now (the provider slow or failing, our store busy):
+      // the hint still answers 2xx, since the leg's scheduled checks settle it all the same (CONTRACT §15).
+      s.log.warn({ err, provider: providerName, reference: leg.reference }, 'a callback\'s status check failed; the scheduled checks go on');
+    }
     return 'acted';
   }
   const cb = reading.callback;

@@ -130,6 +130,18 @@ t.test('callbacks are hints: a forged one changes nothing; a real one has the st
   t.equal((await request(h.url, 'POST', '/providers/pawapay/callbacks', { body: { depositId: '00000000-0000-4000-8000-000000000000' } })).status, 200, 'an unknown leg: 200, nothing done');
 });
 
+t.test('a callback whose status query fails is still answered 200; the scheduled checks settle the leg', async (t) => {
+  mtn.plan('237670000043', { status: 'PENDING' });
+  const id = await payin('+237670000043');
+  await until('MTN asked the status', async () => mtn.requests.some((r) => r.method === 'GET' && r.path.endsWith(`/requesttopay/${id}`)));
+  mtn.legs.get(id)!.planned = { status: 'SUCCESSFUL' };
+  mtn.fault({ method: 'GET', path: `/collection/v1_0/requesttopay/${id}`, status: 500, times: 1 });
+  const hinted = await request(h.url, 'PUT', `/providers/mtn_momo/callbacks/${id}`, { body: { externalId: id, status: 'SUCCESSFUL' } });
+  t.equal(hinted.status, 200, `answered 200 (${hinted.status} ${hinted.text})`);
+  mtn.settle(id);
+  t.equal((await settled(h, m, 'payins', id)).status, 'completed', 'settled by a later status query');
+});
+
 t.test('a refund of an MTN payin goes back through MTN, naming the payin\'s leg', async (t) => {
   const id = await payin('+237670000007');
   await settled(h, m, 'payins', id);

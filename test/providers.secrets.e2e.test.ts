@@ -82,7 +82,8 @@ t.test('payins, a refund and callbacks through MTN MoMo', async (t) => {
   const done = await payin('CM_MTN_MOMO', '+237670000301');
   t.equal((await settled(h, m, 'payins', done)).status, 'completed');
   await mtn.flushCallbacks();
-  t.ok(mtn.callbacks.some((c) => c.url.endsWith(`/providers/mtn_momo/callbacks/${done}`) && c.status === 200), 'MTN\'s callback answered 200 through PUBLIC_BASE_URL');
+  const sent = mtn.callbacks.filter((c) => c.url.endsWith(`/providers/mtn_momo/callbacks/${done}`));
+  t.ok(sent.some((c) => c.status === 200), `MTN's callback answered 200 through PUBLIC_BASE_URL (${JSON.stringify(sent.map((c) => c.status ?? c.error))})`);
 
   mtn.plan('237670000302', { status: 'FAILED', reason: 'APPROVAL_REJECTED' });
   const declined = await settled(h, m, 'payins', await payin('CM_MTN_MOMO', '+237670000302'));
