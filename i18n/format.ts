@@ -6,10 +6,6 @@ import type { Language } from './languages.ts';
 
 const LOCALES: Record<Language, string> = { fr: 'fr-FR', en: 'en-GB' };
 
-export function locale(lang: Language): string {
-  return LOCALES[lang];
-}
-
 export function formatAmount(lang: Language, amount: string | bigint, currency: string): string {
   const value = BigInt(amount);
   return new Intl.NumberFormat(LOCALES[lang], { style: 'currency', currency, maximumFractionDigits: 0 }).format(value);
