@@ -22,16 +22,24 @@ function payRouter(s: ApiServices): express.Router {
   const limits = new PayLimits(s.config);
   const r = express.Router();
   r.use(securityHeaders);
-  r.use((req, res, next) => {
+  r.use((_req, res, next) => {
     // Metrics label: the route template, never a link's id.
     res.locals.route = BASE;
+    next();
+  });
+  // The stylesheet, the script and the icon: the same in every language, cached by the browser, not
+  // counted against the address.
+  r.use('/static', express.static(STATIC_DIR, {
+    index: false, fallthrough: true,
+    setHeaders: (res) => {
+      res.setHeader('Cache-Control', 'public, max-age=3600');
+      res.removeHeader('Vary');
+    },
+  }));
+  r.use((req, res, next) => {
     res.locals.speech = speech(req, res);
     next();
   });
-  // The stylesheet and the script: cached by the browser, not counted against the address.
-  r.use('/static', express.static(STATIC_DIR, {
-    index: false, fallthrough: true, setHeaders: (res) => res.setHeader('Cache-Control', 'public, max-age=3600'),
-  }));
   r.use(limitRequests(limits));
   r.use(formsFromOurPage(s));
   r.use(express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }));

@@ -66,6 +66,9 @@ t.test('security headers, no inline script or style, and the API\'s credentials 
   const css = await get(h, '/pay/static/pay.css');
   t.equal(css.status, 200);
   t.match(css.headers.get('content-type') ?? '', /text\/css/);
+  t.equal(css.headers.get('cache-control'), 'public, max-age=3600', 'the stylesheet is cached');
+  t.equal(css.headers.get('vary'), null, 'the same in every language');
+  t.equal(page.headers.get('vary'), 'Accept, Accept-Language, Cookie', 'a page differs by language');
   t.equal((await get(h, '/pay/static/pay.js')).status, 200);
 });
 
