@@ -22,7 +22,7 @@ import { subjectOf, type ForwardedEvent } from '../infra/bus/forwarded-event.ts'
 import { legOwners } from '../commands/leg-owners.ts';
 import { neverGiveUp } from './never-give-up.ts';
 import type { LegRequest } from '../commands/legs.ts';
-import { CHECK_JOB, ProviderBusy, StartHeldElsewhere, startLeg, type CheckPayload } from '../commands/leg-initiation.ts';
+import { CHECK_JOB, GATEWAY_CONSUMERS, ProviderBusy, StartHeldElsewhere, startLeg, type CheckPayload } from '../commands/leg-initiation.ts';
 import { GATEWAY, checkLeg } from '../commands/leg-checks.ts';
 
 const PURGE_EVERY_MS = 60_000;
@@ -39,7 +39,7 @@ export const providerGateway: Worker = {
     const consumer = await s.bus.consume(neverGiveUp(s.log, {
       durable: GATEWAY,
       subjects: [...triggers.keys()].map(subjectOf),
-      concurrency: 8,
+      concurrency: GATEWAY_CONSUMERS,
       handler: async (msg) => {
         const e = msg.data as ForwardedEvent;
         const leg = triggers.get(e.type)?.(e);
