@@ -52,7 +52,7 @@ export function createHttpApp(services: ApiServices, modules: ApiModule[], extra
   const validators = compileValidators(document);
   const handlers = Object.assign({}, ...modules.map((m) => m.handlers)) as ApiModule['handlers'];
   const bodyChecks = Object.assign({}, ...modules.map((m) => m.bodyChecks ?? {})) as NonNullable<ApiModule['bodyChecks']>;
-  const shared: Shared = { services, failures: new AuthFailures(services.config), rateLimit: limitRate(services.config) };
+  const shared: Shared = { services, failures: new AuthFailures(services.config), rateLimit: limitRate(services.config, services.clock) };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);

@@ -10,7 +10,7 @@ import { stateOf } from './request-state.ts';
 
 export function authenticate(services: ApiServices, kind: Exclude<AuthKind, 'public'>, failures: AuthFailures): RequestHandler {
   return async (req, res, next) => {
-    const failed = failures.admit(req, kind === 'merchant' ? req.header('x-api-key') ?? '' : 'operator', Date.now());
+    const failed = failures.admit(req, kind === 'merchant' ? req.header('x-api-key') ?? '' : 'operator', services.clock.now().getTime());
     try {
       if (kind === 'merchant') {
         const credential = await authenticateMerchant(services, req.header('x-api-key'), req.header('x-api-secret'));

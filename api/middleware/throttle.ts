@@ -3,6 +3,7 @@
 // (authenticate.ts); the per-key bucket is spent only by a merchant call that authenticated.
 import type { Request, RequestHandler } from 'express';
 import type { Config } from '../../infra/config.ts';
+import type { Clock } from '../../infra/clock.ts';
 import { FailureWindow, TokenBuckets } from '../rate-limit.ts';
 
 /** A refusal that tells the caller when to try again. */
@@ -39,11 +40,15 @@ export class AuthFailures {
   }
 }
 
-/** A merchant's authenticated call takes one token from its API key's bucket (make one per app: every route shares its buckets). */
-export function limitRate(c: Config): RequestHandler {
+/**
+ * A merchant's authenticated call takes one token from its API key's bucket (make one per app: every
+ * route shares its buckets). The buckets refill by the service's clock, so a test can hold time
+ * still (a ManualClock) and see the burst and the refill whatever the machine's speed.
+ */
+export function limitRate(c: Config, clock: Clock): RequestHandler {
   const buckets = new TokenBuckets(c.rateLimitPerSecond, c.rateLimitBurst);
   return (req, _res, next) => {
-    const retry = buckets.take(req.header('x-api-key')!, Date.now());
+    const retry = buckets.take(req.header('x-api-key')!, clock.now().getTime());
     if (retry > 0) throw new RateLimited(retry, 'Rate limit exceeded for this API key');
     next();
   };
