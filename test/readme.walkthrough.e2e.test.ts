@@ -121,7 +121,7 @@ t.test('the walkthrough moves money end to end', async (t) => {
 
 async function checkOutcome(t: Test, run: Run, port: number) {
   const v = run.vars;
-  for (const name of ['MERCHANT_ID', 'API_KEY', 'API_SECRET', 'WEBHOOK_SECRET', 'CUSTOMER_ID', 'PAYIN_ID', 'PAYOUT_ID', 'REFUND_ID', 'TRANSFER_ID']) {
+  for (const name of ['MERCHANT_ID', 'API_KEY', 'API_SECRET', 'WEBHOOK_SECRET', 'CUSTOMER_ID', 'PAYIN_ID', 'PAYOUT_ID', 'REFUND_ID', 'TRANSFER_ID', 'LINK_URL', 'LINK_PAYIN_ID']) {
     t.ok(v[name], `the walkthrough set ${name}`);
   }
   const lines = run.stdout.split('\n');
@@ -130,6 +130,7 @@ async function checkOutcome(t: Test, run: Run, port: number) {
   t.ok(lines.includes(`refunds/${v.REFUND_ID} completed`), 'it printed the refund completed');
   t.ok(lines.includes('1000'), 'it printed the payin\'s refunded_amount');
   t.ok(lines.includes(`transfers/${v.TRANSFER_ID} completed`), 'it printed the transfer completed');
+  t.ok(lines.includes(`payins/${v.LINK_PAYIN_ID} completed`), 'it printed the payment link\'s payin completed');
   t.ok(lines.includes('hold -1000'), 'the wallet\'s movements show the refund\'s hold');
   t.ok(lines.includes('400'), 'the forged delivery was answered 400');
 
@@ -143,6 +144,7 @@ async function checkOutcome(t: Test, run: Run, port: number) {
     `verified transfer.payin.completed ${v.TRANSFER_ID} status=disbursing`,
     `verified transfer.payout.completed ${v.TRANSFER_ID} status=disbursing`,
     `verified transfer.completed ${v.TRANSFER_ID} status=completed`,
+    `verified payin.completed ${v.LINK_PAYIN_ID} status=completed`,
   ], 'the receiver verified each event once (transfer leg snapshots still disbursing, as docs/WEBHOOKS.md says) and refused the forged one');
 
   // The same outcome as the service tells it, with the walkthrough's own credentials.
@@ -154,6 +156,13 @@ async function checkOutcome(t: Test, run: Run, port: number) {
     const events = await request(base, 'GET', `/events?resource_id=${id}`, { headers: merchant });
     t.ok(events.body.data.length > 0 && events.body.data.every((e: { delivery_status: string }) => e.delivery_status === 'delivered'), `${kind}: its events delivered`);
   }
+  // The payment link: its URL opens the payer's page, and the payin it made is the link's, for a customer made from the form.
+  const linkId = new URL(v.LINK_URL!).pathname.split('/').at(-1)!;
+  t.equal(new URL(v.LINK_URL!).origin, base, 'the link\'s URL is on the service\'s own origin');
+  t.equal((await request(base, 'GET', new URL(v.LINK_URL!).pathname)).status, 410, 'paid once (max_payments 1), its page says it is closed');
+  const linkPayin = await request(base, 'GET', `/payins/${v.LINK_PAYIN_ID}`, { headers: merchant });
+  t.match(linkPayin.body, { status: 'completed', payment_link_id: linkId, send_amount: '2500' }, 'the payer paid the link');
+  t.match((await request(base, 'GET', `/payment-links/${linkId}`, { headers: merchant })).body, { payments_count: 1, status: 'completed' }, 'its one payment made, the link is completed');
   const refund = await request(base, 'GET', `/refunds/${v.REFUND_ID}`, { headers: merchant });
   t.match(refund.body, { id: v.REFUND_ID, payin_id: v.PAYIN_ID, amount: '1000', status: 'completed' }, 'the refund completed for the payin');
   const m = await request(base, 'GET', `/admin/merchants/${v.MERCHANT_ID}`, { headers: { authorization: `Bearer ${v.ADMIN_TOKEN}` } });
