@@ -7,6 +7,7 @@ import { normalisePhone } from '../domain/phone.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { MessageKey } from '../i18n/catalogue.ts';
 import type { PayableLink } from './reads.ts';
+import { isStorableText } from '../api/storable-text.ts';
 
 export const FIELDS = ['country_code', 'operator_code', 'phone', 'name', 'otp'] as const;
 export type FieldName = (typeof FIELDS)[number];
@@ -38,10 +39,17 @@ export interface FormInput {
 export const countriesFor = (currency: string): CountryCode[] => COUNTRY_CODES.filter((c) => COUNTRIES[c].currency === currency);
 export const operatorsOf = (country: CountryCode): OperatorInfo[] => OPERATORS.filter((o) => o.country === country);
 
-/** The posted fields: strings only, each bounded (anything longer is not a value we take). */
+/**
+ * The posted fields: strings only, each bounded (anything longer is not a value we take). Text the
+ * database cannot store (a NUL) reads as nothing, so its field is refused as missing: it reached the
+ * payer's customer event and was a 500.
+ */
 export function readForm(body: unknown): FormInput {
   const b = (body ?? {}) as Record<string, unknown>;
-  const text = (name: string) => (typeof b[name] === 'string' ? (b[name] as string).slice(0, 200) : '');
+  const text = (name: string) => {
+    const v = b[name];
+    return typeof v === 'string' && isStorableText(v) ? v.slice(0, 200) : '';
+  };
   return {
     country_code: text('country_code'), operator_code: text('operator_code'), phone: text('phone'),
     name: text('name'), otp: text('otp'), attempt_id: text(ATTEMPT_FIELD),
