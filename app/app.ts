@@ -16,7 +16,7 @@ import { buildServices } from './services.ts';
 import { createHttpApp } from '../api/server.ts';
 import { createHttpServer } from '../api/http-server.ts';
 import { systemModule } from '../api/routes/system.ts';
-import { apiModules, workers } from './registry.ts';
+import { apiModules, workerModules, workers } from './registry.ts';
 import { mountDashboard } from '../dashboard/router.ts';
 import { mountPayerPage } from '../pay/router.ts';
 import type { ApiServices } from '../api/services.ts';
@@ -85,10 +85,10 @@ async function startWorkers(services: ApiServices): Promise<Array<() => Promise<
 
 async function listen(services: ApiServices, port: number | undefined): Promise<{ server: http.Server; url: string }> {
   const { config, log } = services;
-  // A worker serves only the system routes (liveness, readiness) so that an orchestrator can
-  // health-check it like an API process; the merchant and operator APIs are the api role's.
+  // A worker serves the system routes (liveness, readiness) so that an orchestrator can health-check
+  // it like an API process, and its own metrics; the merchant and operator APIs are the api role's.
   let document: unknown;
-  const modules = config.role === 'worker' ? [] : apiModules;
+  const modules = config.role === 'worker' ? workerModules : apiModules;
   // The merchant dashboard (server-rendered pages at /dashboard) and the payer's page (public, at /pay) are the api role's too.
   const extras = config.role === 'worker' ? [] : [mountDashboard(services), mountPayerPage(services)];
   const { app, document: doc } = createHttpApp(services, [systemModule(() => document), ...modules], extras);
@@ -101,7 +101,7 @@ async function listen(services: ApiServices, port: number | undefined): Promise<
   const address = server.address() as AddressInfo;
   const url = `http://${config.host}:${address.port}`;
   log.info({ url, role: config.role, store: services.store.name, bus: services.bus.name },
-    config.role === 'worker' ? 'worker running (health at /healthz, /readyz)' : 'merchant payments API listening');
+    config.role === 'worker' ? 'worker running (health at /healthz, /readyz; /metrics)' : 'merchant payments API listening');
   return { server, url };
 }
 

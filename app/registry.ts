@@ -35,6 +35,7 @@ import { transferSaga } from '../workers/transfer-saga.ts';
 import { paymentLinkOutcomes } from '../workers/payment-link-outcomes.ts';
 import { historyModule } from '../api/routes/history.ts';
 import { operationsModule } from '../api/routes/operations.ts';
+import { metricsModule } from '../api/routes/metrics.ts';
 import { adminReconciliation } from '../api/routes/admin-reconciliation.ts';
 import { kycModule } from '../api/routes/kyc.ts';
 import { kycProjection } from '../projections/kyc.ts';
@@ -67,9 +68,13 @@ export const apiModules: ApiModule[] = [
   transfersModule,
   historyModule,
   operationsModule,
+  metricsModule,
   adminReconciliation,
   dashboardUsersModule,
 ];
+
+/** What a `--role worker` process serves besides liveness and readiness: its own metrics. */
+export const workerModules: ApiModule[] = [metricsModule];
 
 export const projections: Projection[] = [
   merchantsProjection,

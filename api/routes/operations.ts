@@ -1,7 +1,6 @@
 // Operator API for finance and operations (issue 10): any stream's event history, the audit,
-// wallet statements, projection status and online rebuilds, and the Prometheus metrics.
-// Everything here takes the operator token (Bearer ADMIN_TOKEN), /metrics included: request rates,
-// payment volumes and backlogs are the operator's information, not the public's.
+// wallet statements, projection status and online rebuilds (the Prometheus metrics: metrics.ts).
+// Everything here takes the operator token (Bearer ADMIN_TOKEN).
 import type { ApiModule, Ctx } from '../module.ts';
 import { errors, idParam, json, ref } from '../openapi/common.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -126,13 +125,6 @@ export const operationsModule: ApiModule = {
         responses: { 202: json({ type: 'object' }, 'Started (or already running)'), 401: errors[401], 404: errors[404] },
       },
     },
-    '/metrics': {
-      get: {
-        ...admin, operationId: 'metrics', summary: 'Prometheus metrics (text exposition format)',
-        description: 'Prometheus text: request rates and latencies, payment volumes, backlogs (webhooks, jobs, projections).',
-        responses: { 200: text('text/plain', 'Metrics'), 401: errors[401] },
-      },
-    },
   },
   handlers: {
     adminReadStream: async (ctx) => {
@@ -172,10 +164,6 @@ export const operationsModule: ApiModule = {
       if (!p) throw new DomainError('not_found', 'No such projection');
       const { run } = startRebuild(ctx.services, p);
       return { status: 202, body: run };
-    },
-    metrics: async (ctx) => {
-      const m = await ctx.services.metrics.render(ctx.log);
-      return { status: 200, text: m.text, contentType: m.contentType };
     },
   },
 };

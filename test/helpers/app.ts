@@ -81,6 +81,8 @@ export interface TestAppOptions {
    * dropped by its `stop()`, so stop this one first.
    */
   shareWith?: TestApp;
+  /** The process's role (default all): `api` runs no worker, for a split deployment with a worker of the test's own. */
+  role?: 'api' | 'worker' | 'all';
 }
 
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -99,7 +101,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', AUTH_FAILURES_PER_WINDOW: '100000',
     PAY_REQUESTS_PER_MINUTE: '1000000', PAY_SUBMITS_PER_MINUTE: '1000000',
     ...opts.env,
-  }, []);
+  }, opts.role ? ['--role', opts.role] : []);
   const clock: Clock = opts.clock ?? systemClock;
   const app = await startApp({
     config: { ...config, databaseUrl: tdb.url },
