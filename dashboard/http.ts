@@ -6,6 +6,7 @@ import type { Session } from './session.ts';
 import type { Speech } from './language.ts';
 import type { MessageKey } from '../i18n/catalogue.ts';
 import { NONCE_FIELD, newNonce, validNonce } from './form-once.ts';
+import { isStorableText } from '../api/storable-text.ts';
 
 /** Messages after a redirect, by code: nothing from the request is ever shown as text. */
 const DONE: Record<string, MessageKey> = {
@@ -32,9 +33,10 @@ export type View = Speech & { session: Session };
 export type Locals = View & { secure: boolean };
 export const locals = (res: Response) => res.locals as unknown as Locals;
 export const requestId = (req: Request) => String((req as Request & { id?: string }).id ?? '');
+/** A posted field; text the database cannot store (a NUL: a 500 once it reached an event) reads as nothing, so the form refuses it as missing. */
 export const field = (req: Request, name: string): string => {
   const v = (req.body as Record<string, unknown> | undefined)?.[name];
-  return typeof v === 'string' ? v : '';
+  return typeof v === 'string' && isStorableText(v) ? v : '';
 };
 export const query = (req: Request, name: string): string | undefined => {
   const v = req.query[name];
