@@ -2,75 +2,112 @@
 // and never finish. Meanwhile ordinary clients must still be answered promptly, and the server must
 // close every slow socket itself once the headers time-out has passed (HTTP_HEADERS_TIMEOUT_MS),
 // answering 408 with the contract's error body.
+//
+// Nothing here counts on the machine's speed (issue 45: under load 12 on 2 cores, 8 requests fitted
+// in the fixed 2-s window, and a socket's client-side life was 6.5 s). The ordinary requests are a
+// fixed number, each sent while all the slow sockets are connected (the attacker replaces those the
+// server closed), and the times are this process's own: from the server accepting a connection to
+// refusing it (not from the client's connect call), less the time the process waited for a CPU
+// (test/helpers/run-queue.ts). Client and server share this process: on a loaded machine it stands
+// still for seconds, which is no time the server took.
 import t from 'tap';
 import net from 'node:net';
 import { startTestApp } from './helpers/app.ts';
+import { waitUntil } from './helpers/wait.ts';
+import { ownTime } from './helpers/run-queue.ts';
 
 const SLOW_SOCKETS = 200;
+const ORDINARY_REQUESTS = 12;
 const HEADERS_TIMEOUT_MS = 2_000;
+/** How often Node looks for expired headers (api/http-server.ts: a quarter of the time-out). */
+const CHECK_INTERVAL_MS = HEADERS_TIMEOUT_MS / 4;
 const h = await startTestApp({ env: { HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS), HTTP_REQUEST_TIMEOUT_MS: '4000' } });
 t.teardown(() => h.stop());
 
-interface Slow { socket: net.Socket; openedAt: number; closedAt?: number; answer: string }
+interface Slow { socket: net.Socket; connected: boolean; closed: boolean; answer: string }
 
-function slowClient(): Promise<Slow> {
+/** The server's view of each connection: from its acceptance to its refusal for its headers. */
+const server = h.app.server!;
+const accepted = new WeakMap<object, ReturnType<typeof ownTime>>();
+const refused: Array<ReturnType<ReturnType<typeof ownTime>>> = [];
+server.on('connection', (s: net.Socket) => accepted.set(s, ownTime()));
+server.on('clientError', (err: NodeJS.ErrnoException, s: net.Socket) => {
+  const lived = accepted.get(s);
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && lived) refused.push(lived());
+});
+
+let attacking = true;
+const slow: Slow[] = [];
+const connectedNow = () => slow.filter((s) => s.connected && !s.closed).length;
+
+/** A slow client; while the attack goes on, one the server closed is replaced (as a real attacker does). */
+function slowClient(): Slow {
   const { hostname, port } = new URL(h.url);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), hostname);
-    const s: Slow = { socket, openedAt: Date.now(), answer: '' };
-    const text = `GET /healthz HTTP/1.1\r\nHost: ${hostname}\r\nX-Slow: ${'a'.repeat(1000)}`;
-    let i = 0;
-    const drip = setInterval(() => {
-      if (socket.destroyed || i >= text.length) return;
-      socket.write(text[i++]!); // one byte at a time, never the blank line that ends the headers
-    }, 250);
-    socket.on('data', (c: Buffer) => { s.answer += c.toString('utf8'); });
-    socket.on('close', () => {
-      clearInterval(drip);
-      s.closedAt = Date.now();
-    });
-    socket.on('error', () => undefined);
-    socket.once('connect', () => resolve(s));
-    socket.once('error', reject);
+  const socket = net.connect(Number(port), hostname);
+  const s: Slow = { socket, connected: false, closed: false, answer: '' };
+  const text = `GET /healthz HTTP/1.1\r\nHost: ${hostname}\r\nX-Slow: ${'a'.repeat(1000)}`;
+  let i = 0;
+  const drip = setInterval(() => {
+    if (socket.destroyed || i >= text.length) return;
+    socket.write(text[i++]!); // one byte at a time, never the blank line that ends the headers
+  }, 250);
+  socket.on('data', (c: Buffer) => { s.answer += c.toString('utf8'); });
+  socket.once('connect', () => { s.connected = true; });
+  socket.on('close', () => {
+    clearInterval(drip);
+    s.closed = true;
+    if (attacking) slowClient();
   });
+  socket.on('error', () => undefined);
+  slow.push(s);
+  return s;
 }
 
 t.test(`${SLOW_SOCKETS} slowloris sockets do not starve other clients, and are closed by the server`, async (t) => {
   const m = await h.newMerchant('Prompt');
-  const slow = await Promise.all(Array.from({ length: SLOW_SOCKETS }, () => slowClient()));
-  t.teardown(() => { for (const s of slow) s.socket.destroy(); });
+  for (let i = 0; i < SLOW_SOCKETS; i++) slowClient();
+  t.teardown(() => { attacking = false; for (const s of slow) s.socket.destroy(); });
 
-  // Ordinary traffic while the slow sockets hold their connections.
+  // Ordinary traffic while the slow sockets hold their connections: each request is sent once all
+  // of them are connected (the ones the server closed replaced), however long each takes here.
   const latencies: number[] = [];
+  const waits: number[] = [];
   const statuses: number[] = [];
-  const until = Date.now() + HEADERS_TIMEOUT_MS;
-  while (Date.now() < until) {
-    const started = Date.now();
+  while (statuses.length < ORDINARY_REQUESTS) {
+    await waitUntil(`${SLOW_SOCKETS} slow sockets connected`, () => connectedNow() >= SLOW_SOCKETS);
+    const took = ownTime();
     const r = await h.as(m, 'GET', '/wallets');
-    latencies.push(Date.now() - started);
+    const { ownMs, waitedMs } = took();
+    latencies.push(ownMs);
+    waits.push(waitedMs);
     statuses.push(r.status);
   }
-  latencies.sort((a, b) => a - b);
-  const p99 = latencies[Math.floor(latencies.length * 0.99)] ?? 0;
-  t.ok(statuses.length >= 10, `${statuses.length} ordinary requests during the attack`);
+  attacking = false;
+  const p99 = Math.round([...latencies].sort((a, b) => a - b)[Math.floor(latencies.length * 0.99)] ?? 0);
+  t.equal(statuses.length, ORDINARY_REQUESTS, `${statuses.length} ordinary requests, each sent with ${SLOW_SOCKETS} slow sockets connected`);
   t.ok(statuses.every((s) => s === 200), 'every ordinary request answered 200');
-  t.ok(p99 < 1000, `p99 latency ${p99} ms under 1 s`);
+  // Starved, a request would wait for a slow socket to go (the headers time-out, 2 s).
+  t.ok(p99 < 1000, `p99 latency ${p99} ms under 1 s, less the time the process waited for a CPU (up to ${Math.round(Math.max(...waits))} ms)`);
 
-  // The server closes every slow socket after the headers time-out (checked every ~0.5 s).
-  const deadline = Date.now() + HEADERS_TIMEOUT_MS + 5_000;
-  while (slow.some((s) => s.closedAt === undefined) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  const closed = slow.filter((s) => s.closedAt !== undefined);
-  t.equal(closed.length, SLOW_SOCKETS, 'every slow socket closed by the server');
-  const lifetimes = closed.map((s) => s.closedAt! - s.openedAt).sort((a, b) => a - b);
+  // The server closes every slow socket after the headers time-out (checked every CHECK_INTERVAL_MS).
+  await waitUntil('every slow socket closed by the server', () => slow.every((s) => s.closed));
+  t.equal(refused.length, slow.length, `every slow socket (${slow.length}, replacements included) refused by the server for its headers`);
+  // At the latest one check after the time-out, and the refusals' own work: well under a second
+  // over it, against the minutes a slowloris client keeps its socket from a server that never
+  // checks (Node's own interval is 30 s). The time waited for a CPU is taken out; the wall time
+  // stays the bound below, which a loaded machine only lengthens.
+  const lifetimes = refused.map((r) => Math.round(r.ownMs)).sort((a, b) => a - b);
   const longest = lifetimes[lifetimes.length - 1] ?? 0;
-  // Node checks the time-out periodically and this machine is shared: a generous margin, still far
-  // below the lifetime a slowloris client is after (as long as it keeps dripping).
-  t.ok(longest < HEADERS_TIMEOUT_MS + 4_000, `the longest lived ${longest} ms (headers time-out ${HEADERS_TIMEOUT_MS} ms)`);
-  t.ok(lifetimes[0]! >= HEADERS_TIMEOUT_MS - 100, 'none closed before the time-out');
-  const answered408 = closed.filter((s) => /^HTTP\/1\.1 408 /.test(s.answer) && /"code":"bad_request"/.test(s.answer)).length;
-  t.equal(answered408, SLOW_SOCKETS, 'each told 408 with the error body');
-  t.comment(`slowloris: ${SLOW_SOCKETS} slow sockets, ${statuses.length} ordinary requests meanwhile (p99 ${p99} ms, non-200=${statuses.filter((s) => s !== 200).length}), ` +
-    `slow sockets closed by the server=${closed.length} after ${lifetimes[0]}-${longest} ms`);
+  const waited = Math.round(Math.max(...refused.map((r) => r.waitedMs)));
+  const allowed = HEADERS_TIMEOUT_MS + CHECK_INTERVAL_MS + 500;
+  t.ok(longest <= allowed, `the longest lived ${longest} ms by the server (headers time-out ${HEADERS_TIMEOUT_MS} ms; up to ${waited} ms more waiting for a CPU)`);
+  const shortestWall = Math.round(Math.min(...refused.map((r) => r.wallMs)));
+  t.ok(shortestWall >= HEADERS_TIMEOUT_MS - 100, `none closed before the time-out (the shortest ${shortestWall} ms)`);
+  const answered408 = slow.filter((s) => /^HTTP\/1\.1 408 /.test(s.answer) && /"code":"bad_request"/.test(s.answer)).length;
+  t.equal(answered408, slow.length, 'each told 408 with the error body');
+  t.comment(`slowloris: ${SLOW_SOCKETS} slow sockets (${slow.length} with replacements), ${statuses.length} ordinary requests meanwhile ` +
+    `(p99 ${p99} ms, non-200=${statuses.filter((s) => s !== 200).length}), closed by the server after ${lifetimes[0]}-${longest} ms ` +
+    `of its own time (up to ${waited} ms more waiting for a CPU)`);
   // After the attack the server still answers.
   t.equal((await h.as(m, 'GET', '/wallets')).status, 200);
 });
