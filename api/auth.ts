@@ -13,6 +13,8 @@ export interface MerchantCredential {
   merchantId: string;
   apiKey: string;
   secretHash: string;
+  /** What the key may do (CONTRACT §18), checked per operation by middleware/scope.ts. */
+  scopes: string[];
 }
 
 /**
@@ -47,7 +49,7 @@ export async function authenticateMerchant(
   if (!row || !(current || previous) || !credentialStands(row, secretHash, s.clock.now().getTime())) {
     throw new DomainError('unauthorized', UNAUTHORIZED);
   }
-  return { merchantId: row.merchant_id, apiKey, secretHash };
+  return { merchantId: row.merchant_id, apiKey, secretHash, scopes: row.scopes };
 }
 
 export function authenticateAdmin(adminToken: string, header: string | undefined): void {

@@ -10,6 +10,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   idempotency_conflict: 409,
   idempotency_in_progress: 409,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   quote_expired: 400,
   quote_not_active: 400,

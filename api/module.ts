@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import type { Logger } from 'pino';
 import type { ApiServices } from './services.ts';
 import type { ErrorDetail } from '../domain/errors.ts';
+import type { Scope } from '../domain/api-key-scopes.ts';
 
 export type AuthKind = 'merchant' | 'admin' | 'public';
 
@@ -17,6 +18,12 @@ export interface Operation {
   responses: Record<string, unknown>;
   /** Who may call it. */
   'x-auth': AuthKind;
+  /**
+   * Merchant operations: the API key scope it needs (CONTRACT §18; GET `<resource>:read`, writes
+   * `<resource>:write`), or `any` for the catalogue every key reads. Required: the server refuses
+   * to start on a merchant operation without one (middleware/scope.ts).
+   */
+  'x-scope'?: Scope | 'any';
   /** Requires an Idempotency-Key and replays its stored outcome. */
   'x-idempotent'?: boolean;
   security?: unknown[];

@@ -2,7 +2,7 @@
 // validation. Every response carries X-Request-Id; every error uses the contract's error body.
 // Each operation's route is a pipeline of small middlewares (middleware/), one concern each, in
 // this order: authentication (a throttle on failed attempts before it), the per-key rate limit,
-// path and query validation, the Idempotency-Key, body validation, then the handler.
+// the key's scope (CONTRACT §18), path and query validation, the Idempotency-Key, body validation, then the handler.
 import express, { type RequestHandler } from 'express';
 import type { ApiServices } from './services.ts';
 import type { ApiModule, BodyCheck, Handler, Operation } from './module.ts';
@@ -14,6 +14,7 @@ import { accessLog, labelRoute } from './middleware/access-log.ts';
 import { requireHost } from './middleware/host.ts';
 import { jsonBodies } from './middleware/json-body.ts';
 import { authenticate } from './middleware/authenticate.ts';
+import { requireScope } from './middleware/scope.ts';
 import { AuthFailures, limitRate } from './middleware/throttle.ts';
 import { validateBody, validatePathAndQuery } from './middleware/validate.ts';
 import { idempotently, requireIdempotencyKey } from './middleware/idempotency.ts';
@@ -39,7 +40,7 @@ function pipeline(s: Shared, op: Operation, validator: OperationValidator, handl
   const auth = op['x-auth'];
   return [
     ...(auth === 'public' ? [] : [authenticate(s.services, auth, s.failures)]),
-    ...(auth === 'merchant' ? [s.rateLimit] : []),
+    ...(auth === 'merchant' ? [s.rateLimit, requireScope(op)] : []),
     validatePathAndQuery(validator),
     ...(op['x-idempotent'] ? [requireIdempotencyKey] : []),
     validateBody(validator, check && ((body) => check(body, s.services.clock.now().toISOString()))),

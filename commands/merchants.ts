@@ -27,12 +27,13 @@ export async function setMerchantStatus(s: Services, merchantId: string, status:
   return onMerchant(s, merchantId, (at) => ({ type: 'SetMerchantStatus', data: { status, at } }), meta);
 }
 
-export async function createApiKey(s: Services, merchantId: string, expiresAt: string | null, meta: EventMetadata) {
+/** `scopes` as asked (CONTRACT §18); the decider checks and normalises them. */
+export async function createApiKey(s: Services, merchantId: string, expiresAt: string | null, scopes: readonly string[], meta: EventMetadata) {
   const keyId = randomUUID();
   const apiKey = randomToken('pk_', 18);
   const apiSecret = randomToken('sk_', 32);
   const state = await onMerchant(s, merchantId, (at) => ({
-    type: 'CreateApiKey', data: { keyId, apiKey, secretHash: s.secrets.hash(apiSecret), expiresAt, at },
+    type: 'CreateApiKey', data: { keyId, apiKey, secretHash: s.secrets.hash(apiSecret), expiresAt, scopes, at },
   }), meta);
   return { key: state.keys[keyId]!, apiSecret };
 }

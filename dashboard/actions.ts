@@ -33,9 +33,10 @@ export const EXPIRY_CHOICES: Array<{ days: number; label: MessageKey }> = [
   { days: 365, label: 'dash.keys.expiry_365' },
 ];
 
-export async function createKey(s: ApiServices, session: Session, requestId: string, expiresInDays: number) {
+/** `scopes` as the form built them (dashboard/key-scopes.ts); the decider checks them again. */
+export async function createKey(s: ApiServices, session: Session, requestId: string, expiresInDays: number, scopes: readonly string[]) {
   const expiresAt = expiresInDays > 0 ? new Date(s.clock.now().getTime() + expiresInDays * 86_400_000).toISOString() : null;
-  const { key, apiSecret } = await C.createApiKey(s, session.merchantId, expiresAt, meta(session, requestId));
+  const { key, apiSecret } = await C.createApiKey(s, session.merchantId, expiresAt, scopes, meta(session, requestId));
   return { key: keyView(key, s.clock.now()), apiSecret };
 }
 

@@ -8,6 +8,8 @@ export type ErrorCode =
   | 'idempotency_conflict'
   | 'idempotency_in_progress'
   | 'unauthorized'
+  /** The API key lacks the scope the operation needs (CONTRACT §18: 403, the scope named). */
+  | 'forbidden'
   | 'not_found'
   | 'quote_expired'
   | 'quote_not_active'

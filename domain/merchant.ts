@@ -4,6 +4,7 @@ import { DomainError, refuse, type ErrorDetail } from './errors.ts';
 import { checkFeeRule } from './money.ts';
 import { unreachable, type CommandDecider, type DomainEvent } from './decider.ts';
 import { OPERATOR_CODES, ALL_CORRIDORS } from './catalogue.ts';
+import { EVERYTHING, normaliseScopes, scopeProblems, type KeyScope } from './api-key-scopes.ts';
 
 export interface Routing {
   payin_operators: string[];
@@ -32,12 +33,15 @@ export interface ApiKey {
   status: 'active' | 'revoked';
   expiresAt: string | null;
   createdAt: string;
+  /** What the key may do (domain/api-key-scopes.ts); ["*"] for a key created before scopes existed. */
+  scopes: KeyScope[];
 }
 
 export type MerchantEvent =
   | DomainEvent<'merchant.created', { merchant_id: string; name: string; routing: Routing; pricing: Pricing; at: string }>
   | DomainEvent<'merchant.status_changed', { status: MerchantStatus; at: string }>
-  | DomainEvent<'merchant.api_key_created', { key_id: string; api_key: string; secret_hash: string; expires_at: string | null; at: string }>
+  /** `scopes` absent: a key created before scopes existed, which may do everything (["*"]). */
+  | DomainEvent<'merchant.api_key_created', { key_id: string; api_key: string; secret_hash: string; expires_at: string | null; scopes?: KeyScope[]; at: string }>
   | DomainEvent<'merchant.api_key_rotated', { key_id: string; secret_hash: string; previous_secret_hash: string; previous_valid_until: string; at: string }>
   | DomainEvent<'merchant.api_key_revoked', { key_id: string; at: string }>
   | DomainEvent<'merchant.webhook_configured', { url: string; signing_secret_sealed: string; at: string }>
@@ -106,7 +110,7 @@ export const merchantDecider = {
             ...s.keys,
             [e.data.key_id]: {
               keyId: e.data.key_id, apiKey: e.data.api_key, status: 'active', expiresAt: e.data.expires_at,
-              createdAt: e.data.at, secretHash: e.data.secret_hash,
+              createdAt: e.data.at, secretHash: e.data.secret_hash, scopes: e.data.scopes ?? [...EVERYTHING],
             },
           },
         };
@@ -176,6 +180,8 @@ interface CreateApiKey {
   /** The secret as a keyed hash (infra/secrets.ts): the secret itself never enters an event. */
   secretHash: string;
   expiresAt: string | null;
+  /** As asked: checked and normalised here (domain/api-key-scopes.ts). */
+  scopes: readonly string[];
   at: string;
 }
 
@@ -218,7 +224,12 @@ function createApiKey(s: MerchantState, c: CreateApiKey): MerchantEvent[] {
   if (c.expiresAt !== null && Date.parse(c.expiresAt) <= Date.parse(c.at)) {
     refuse('bad_request', 'expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }]);
   }
-  return [{ type: 'merchant.api_key_created', data: { key_id: c.keyId, api_key: c.apiKey, secret_hash: c.secretHash, expires_at: c.expiresAt, at: c.at } }];
+  const problems = scopeProblems(c.scopes);
+  if (problems.length > 0) refuse('bad_request', 'Invalid scopes', problems);
+  return [{
+    type: 'merchant.api_key_created',
+    data: { key_id: c.keyId, api_key: c.apiKey, secret_hash: c.secretHash, expires_at: c.expiresAt, scopes: normaliseScopes(c.scopes), at: c.at },
+  }];
 }
 
 function rotateApiKey(s: MerchantState, c: RotateApiKey): MerchantEvent[] {

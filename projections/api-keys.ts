@@ -11,12 +11,14 @@ export interface KeyRow {
   status: string;
   expires_at: Date | string | null;
   merchant_status: string;
+  /** What the key may do (CONTRACT §18): ["*"] or `<resource>:read|write` entries. */
+  scopes: string[];
 }
 
 /** Several keys' rows in one query (an open event stream's credential, checked again while it is open). */
 export async function readKeyRows(knex: Knex, apiKeys: string[]): Promise<Map<string, KeyRow>> {
   const r = await knex.raw<{ rows: Array<KeyRow & { api_key: string }> }>(
-    `SELECT k.api_key, k.merchant_id, k.secret_hash, k.previous_secret_hash, k.previous_valid_until, k.status, k.expires_at,
+    `SELECT k.api_key, k.merchant_id, k.secret_hash, k.previous_secret_hash, k.previous_valid_until, k.status, k.expires_at, k.scopes,
             m.status AS merchant_status
      FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.api_key = ANY(?::text[])`,
     [apiKeys],
@@ -26,7 +28,7 @@ export async function readKeyRows(knex: Knex, apiKeys: string[]): Promise<Map<st
 
 export async function readKeyRow(knex: Knex, apiKey: string): Promise<KeyRow | undefined> {
   const r = await knex.raw<{ rows: KeyRow[] }>(
-    `SELECT k.merchant_id, k.secret_hash, k.previous_secret_hash, k.previous_valid_until, k.status, k.expires_at,
+    `SELECT k.merchant_id, k.secret_hash, k.previous_secret_hash, k.previous_valid_until, k.status, k.expires_at, k.scopes,
             m.status AS merchant_status
      FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.api_key = ?`,
     [apiKey],

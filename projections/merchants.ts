@@ -40,6 +40,8 @@ async function applyOne(tx: Knex.Transaction, r: RecordedEvent): Promise<void> {
       await tx('api_keys').insert({
         id: e.data.key_id, merchant_id: merchantId, api_key: e.data.api_key, secret_hash: e.data.secret_hash,
         status: 'active', expires_at: e.data.expires_at, created_at: e.data.at, updated_at: e.data.at,
+        // A key created before scopes existed may do everything (domain/api-key-scopes.ts).
+        scopes: JSON.stringify(e.data.scopes ?? ['*']),
       }).onConflict('id').ignore();
       return;
     case 'merchant.api_key_rotated':

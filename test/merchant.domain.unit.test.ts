@@ -22,8 +22,8 @@ const keyCreated: MerchantEvent = {
 };
 const keyRevoked: MerchantEvent = { type: 'merchant.api_key_revoked', data: { key_id: KEY, at: LATER } };
 
-const createKey = (expiresAt: string | null): MerchantCommand => ({
-  type: 'CreateApiKey', data: { keyId: KEY, apiKey: 'pk_1', secretHash: 'hash-1', expiresAt, at: AT },
+const createKey = (expiresAt: string | null, scopes: string[] = ['*']): MerchantCommand => ({
+  type: 'CreateApiKey', data: { keyId: KEY, apiKey: 'pk_1', secretHash: 'hash-1', expiresAt, scopes, at: AT },
 });
 const rotate = (keyId = KEY): MerchantCommand => ({ type: 'RotateApiKey', data: { keyId, secretHash: 'hash-2', graceSeconds: 60, at: LATER } });
 const revoke = (keyId = KEY): MerchantCommand => ({ type: 'RevokeApiKey', data: { keyId, at: LATER } });
@@ -59,11 +59,33 @@ t.test('status: a change is recorded; the status it already has records nothing'
 t.test('API key: created with its hashed secret; an expiry not in the future is refused naming expires_at', async (t) => {
   merchants.given([created]).when(createKey('2026-07-01T00:00:00.000Z')).then(t, [{
     type: 'merchant.api_key_created',
-    data: { key_id: KEY, api_key: 'pk_1', secret_hash: 'hash-1', expires_at: '2026-07-01T00:00:00.000Z', at: AT },
+    data: { key_id: KEY, api_key: 'pk_1', secret_hash: 'hash-1', expires_at: '2026-07-01T00:00:00.000Z', scopes: ['*'], at: AT },
   }]);
-  merchants.given([created]).when(createKey(null)).then(t, [keyCreated], 'no expiry');
+  merchants.given([created]).when(createKey(null)).then(t, [{ ...keyCreated, data: { ...keyCreated.data, scopes: ['*'] } }], 'no expiry');
   const e = merchants.given([created]).when(createKey(AT)).thenThrows(t, 'bad_request');
   t.same(e?.details?.map((d) => d.field), ['expires_at']);
+});
+
+t.test('API key scopes: recorded normalised; unknown scopes, "*" beside others and an empty list are refused naming the entry', async (t) => {
+  const scopesOf = (scopes: string[]) => {
+    const [e] = merchants.given([created]).when(createKey(null, scopes)).events();
+    return e?.type === 'merchant.api_key_created' ? e.data.scopes : undefined;
+  };
+  t.same(scopesOf(['wallets:read', 'payins:read', 'payins:write', 'wallets:read']), ['payins:write', 'wallets:read'],
+    'duplicates gone, payins:read dropped beside payins:write, in the resources\' order');
+  t.same(scopesOf(['*', '*']), ['*']);
+  const unknown = merchants.given([created]).when(createKey(null, ['payins:read', 'payins:delete', 'ledger:read'])).thenThrows(t, 'bad_request');
+  t.same(unknown?.details?.map((d) => d.field), ['scopes[1]', 'scopes[2]']);
+  const mixed = merchants.given([created]).when(createKey(null, ['payins:read', '*'])).thenThrows(t, 'bad_request');
+  t.same(mixed?.details?.map((d) => d.field), ['scopes[1]']);
+  const empty = merchants.given([created]).when(createKey(null, [])).thenThrows(t, 'bad_request');
+  t.same(empty?.details?.map((d) => d.field), ['scopes']);
+});
+
+t.test('API key scopes: a key created before scopes existed (none in its event) may do everything', async (t) => {
+  t.same(fold(merchantDecider, [created, keyCreated]).keys[KEY]?.scopes, ['*']);
+  const restricted: MerchantEvent = { ...keyCreated, data: { ...keyCreated.data, scopes: ['refunds:read'] } } as MerchantEvent;
+  t.same(fold(merchantDecider, [created, restricted]).keys[KEY]?.scopes, ['refunds:read']);
 });
 
 t.test('API key rotation: the previous secret stays valid for the grace period; an unknown or revoked key is refused', async (t) => {

@@ -164,6 +164,7 @@ const errorResponse = (description: string) => ({
 export const errors = {
   400: errorResponse('Invalid request or business refusal'),
   401: errorResponse('Missing, invalid, expired or inactive credentials'),
+  403: errorResponse('The API key lacks the scope this operation needs (named in error.message)'),
   404: errorResponse('Not found for the authenticated merchant'),
   409: errorResponse('Idempotency conflict or same key still processing'),
   429: errorResponse('Rate limited'),

@@ -1,6 +1,6 @@
 // Assembles the one OpenAPI 3.1 document from the feature modules. It is served at /openapi.json
 // and it is what validates every request.
-import { commonSchemas } from './common.ts';
+import { commonSchemas, errors } from './common.ts';
 import { tags } from './tags.ts';
 import { webhooks, webhookSchemas } from './webhooks.ts';
 import { withExamples } from './with-examples.ts';
@@ -22,7 +22,9 @@ export function buildDocument(modules: ApiModule[]) {
       const op = raw as Operation;
       const auth = op['x-auth'];
       op.security = auth === 'merchant' ? [{ ApiKey: [], ApiSecret: [] }] : auth === 'admin' ? [{ AdminToken: [] }] : [];
-      ops[method] = withExamples(op, operationExamples[op.operationId]);
+      // An API key without the operation's scope is refused 403 (CONTRACT §18, api/middleware/scope.ts).
+      const scoped = auth === 'merchant' && op['x-scope'] !== 'any' ? { ...op, responses: { ...op.responses, 403: errors[403] } } : op;
+      ops[method] = withExamples(scoped, operationExamples[op.operationId]);
     }
   }
   return {

@@ -4,6 +4,7 @@ import { body, errors, idParam, json, ref } from '../openapi/common.ts';
 import * as C from '../../commands/merchants.ts';
 import { configureFirstEndpoint } from '../../commands/webhook-endpoints.ts';
 import * as M from '../../domain/merchant.ts';
+import { ALL_SCOPES, EVERYTHING, type KeyScope } from '../../domain/api-key-scopes.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { OPERATOR_CODES } from '../../domain/catalogue.ts';
 import { checkUrl, UnsafeUrlError } from '../../infra/url-safety.ts';
@@ -54,12 +55,18 @@ const schemas = {
     required: ['url', 'signing_secret'],
     properties: { url: { type: 'string' }, signing_secret: { type: 'string', description: 'Shown once: verifies the X-Service-Signature of each delivery' } },
   },
+  ApiKeyScopes: {
+    type: 'array', minItems: 1, maxItems: 50, items: { type: 'string', enum: ['*', ...ALL_SCOPES] },
+    description: 'What the key may do (CONTRACT §18): ["*"] (everything, the default) or <resource>:read and <resource>:write ' +
+      '(write includes read). A call outside them is refused 403 forbidden, naming the missing scope. Answered normalised: ' +
+      'duplicates removed, a read beside its write dropped.',
+  },
   ApiKey: {
     type: 'object',
-    required: ['id', 'api_key', 'status', 'created_at', 'expires_at'],
+    required: ['id', 'api_key', 'status', 'created_at', 'expires_at', 'scopes'],
     properties: {
       id: ref('Uuid'), api_key: { type: 'string' }, status: { type: 'string', enum: ['active', 'revoked', 'expired'] },
-      created_at: ref('DateTime'), expires_at: { type: ['string', 'null'], format: 'date-time' },
+      created_at: ref('DateTime'), expires_at: { type: ['string', 'null'], format: 'date-time' }, scopes: ref('ApiKeyScopes'),
     },
   },
   ApiKeyWithSecret: {
@@ -68,7 +75,7 @@ const schemas = {
     required: ['id', 'api_key', 'api_secret'],
     properties: {
       id: ref('Uuid'), api_key: { type: 'string' }, api_secret: { type: 'string', description: 'Shown once' },
-      status: { type: 'string' }, created_at: ref('DateTime'), expires_at: { type: ['string', 'null'] },
+      status: { type: 'string' }, created_at: ref('DateTime'), expires_at: { type: ['string', 'null'] }, scopes: ref('ApiKeyScopes'),
     },
   },
 };
@@ -89,9 +96,12 @@ async function readMerchant(ctx: Ctx, id: string) {
   };
 }
 
-export function keyView(k: { keyId: string; apiKey: string; status: string; createdAt: string; expiresAt: string | null }, now: Date) {
+export function keyView(k: { keyId: string; apiKey: string; status: string; createdAt: string; expiresAt: string | null; scopes: KeyScope[] }, now: Date) {
   const expired = k.expiresAt !== null && Date.parse(k.expiresAt) <= now.getTime();
-  return { id: k.keyId, api_key: k.apiKey, status: k.status === 'active' && expired ? 'expired' : k.status, created_at: k.createdAt, expires_at: k.expiresAt };
+  return {
+    id: k.keyId, api_key: k.apiKey, status: k.status === 'active' && expired ? 'expired' : k.status, created_at: k.createdAt, expires_at: k.expiresAt,
+    scopes: k.scopes,
+  };
 }
 
 async function existing(ctx: Ctx): Promise<M.MerchantState> {
@@ -134,9 +144,13 @@ export const adminMerchants: ApiModule = {
         ...admin, operationId: 'adminCreateApiKey', summary: 'Create an API key (the secret is shown once)',
         description:
           'api_key goes in X-Api-Key and api_secret in X-Api-Secret. The secret ' +
-          'is answered here only: it is stored as a hash. expires_at is optional.',
+          'is answered here only: it is stored as a hash. expires_at is optional. scopes restricts the key, e.g. ' +
+          '["payins:write", "wallets:read"]; default ["*"] (everything). "*" stands alone; an unknown scope is a 400 naming it.',
         parameters: [mid],
-        requestBody: body({ type: 'object', additionalProperties: false, properties: { expires_at: { type: 'string', format: 'date-time' } } }),
+        requestBody: body({
+          type: 'object', additionalProperties: false,
+          properties: { expires_at: { type: 'string', format: 'date-time' }, scopes: ref('ApiKeyScopes') },
+        }),
         responses: { 201: json(ref('ApiKeyWithSecret'), 'Created'), 400: errors[400], 401: errors[401], 404: errors[404] },
       },
       get: {
@@ -225,7 +239,7 @@ export const adminMerchants: ApiModule = {
     },
     adminCreateApiKey: async (ctx) => {
       const expiresAt = ctx.body.expires_at ? new Date(ctx.body.expires_at).toISOString() : null;
-      const { key, apiSecret } = await C.createApiKey(ctx.services, ctx.params.merchant_id!, expiresAt, meta(ctx));
+      const { key, apiSecret } = await C.createApiKey(ctx.services, ctx.params.merchant_id!, expiresAt, ctx.body.scopes ?? EVERYTHING, meta(ctx));
       return { status: 201, body: { ...keyView(key, ctx.services.clock.now()), api_secret: apiSecret } };
     },
     adminListApiKeys: async (ctx) => {

@@ -138,7 +138,7 @@ export const customersModule: ApiModule = {
   paths: {
     '/customers': {
       post: {
-        ...merchant, operationId: 'createCustomer', summary: 'Create a customer',
+        ...merchant, 'x-scope': 'customers:write', operationId: 'createCustomer', summary: 'Create a customer',
         description:
           'The person or business a payment is for: every payin, payout and transfer names one. ' +
           'The answer echoes every profile field (null when not sent), the phone in E.164. Idempotent.',
@@ -148,7 +148,7 @@ export const customersModule: ApiModule = {
         responses: { 201: json(ref('Customer'), 'Created'), 400: errors[400], 401: errors[401], 409: errors[409] },
       },
       get: {
-        ...merchant, operationId: 'listCustomers',
+        ...merchant, 'x-scope': 'customers:read', operationId: 'listCustomers',
         summary: 'List customers, newest first',
         description: 'Filters: kyc_status (or status, its other name: both must match when both are sent), customer_id (the customer\'s own id: that customer, ' +
           'or nothing when it is unknown or another merchant\'s), created_from and created_to (inclusive), external_ref. ' +
@@ -159,7 +159,7 @@ export const customersModule: ApiModule = {
     },
     '/customers/{customer_id}': {
       get: {
-        ...merchant, operationId: 'getCustomer', summary: 'Read a customer',
+        ...merchant, 'x-scope': 'customers:read', operationId: 'getCustomer', summary: 'Read a customer',
         description: 'The customer with its KYC status; another merchant\'s customer is a 404 like an unknown one.',
         parameters: [idParam('customer_id')],
         responses: { 200: json(ref('Customer')), 401: errors[401], 404: errors[404] },

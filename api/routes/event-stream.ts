@@ -59,7 +59,7 @@ export const eventStreamModule: ApiModule = {
   paths: {
     '/events/stream': {
       get: {
-        'x-auth': 'merchant', tags: ['Events'], operationId: 'streamEvents',
+        'x-auth': 'merchant', tags: ['Events'], 'x-scope': 'events:read', operationId: 'streamEvents',
         summary: 'Every new event as it is recorded (Server-Sent Events), resumable with Last-Event-ID',
         description:
           'A text/event-stream: each event is `id: <event id>` and `data: <webhook envelope>` (the JSON a webhook body carries). ' +

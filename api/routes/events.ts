@@ -82,7 +82,7 @@ export const eventsModule: ApiModule = {
   paths: {
     '/events': {
       get: {
-        'x-auth': 'merchant', tags, operationId: 'listEvents',
+        'x-auth': 'merchant', tags, 'x-scope': 'events:read', operationId: 'listEvents',
         description:
           'The merchant\'s webhook events, newest first, each with its envelope (id, event, created_at, data), its delivery ' +
           'status and attempts. Filters: status or delivery_status, event, type, resource_id, customer_id, created_from, created_to. ' +
@@ -94,14 +94,14 @@ export const eventsModule: ApiModule = {
     },
     '/events/{event_id}': {
       get: {
-        'x-auth': 'merchant', tags, operationId: 'getEvent', summary: 'One webhook event with its attempts',
+        'x-auth': 'merchant', tags, 'x-scope': 'events:read', operationId: 'getEvent', summary: 'One webhook event with its attempts',
         description: 'One webhook event: the envelope as sent and every delivery attempt.',
         parameters: [eventId], responses: { 200: json(ref('WebhookEvent')), 401: errors[401], 404: errors[404] },
       },
     },
     '/events/{event_id}/redeliver': {
       post: {
-        'x-auth': 'merchant', tags, operationId: 'redeliverEvent',
+        'x-auth': 'merchant', tags, 'x-scope': 'webhooks:write', operationId: 'redeliverEvent',
         summary: 'Deliver the event again now (one extra attempt, also after failed or delivered)',
         description: 'Answers 202 with the event as it stands; the attempt runs at once and shows in its attempts. ' +
           'The body sent is the same bytes as before, signed afresh, to every enabled endpoint whose filter takes the event. 400 when none does.',

@@ -135,7 +135,8 @@ export const historyModule: ApiModule = {
   schemas: historySchemas,
   paths: Object.fromEntries(RESOURCES.map((r) => [r.path, {
     get: {
-      'x-auth': 'merchant', tags: [r.tag], operationId: r.operationId,
+      // A resource's history is part of the event log: events:read (CONTRACT §18).
+      'x-auth': 'merchant', 'x-scope': 'events:read', tags: [r.tag], operationId: r.operationId,
       summary: `The ${r.name.toLowerCase()}'s event history, oldest first`,
       description: 'Every event of the resource in order, with its version, global position, time, data and the ' +
         'request (request_id) or event (causation_id) that led to it. Up to `limit` events from `from_version`.',

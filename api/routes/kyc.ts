@@ -102,7 +102,7 @@ export const kycModule: ApiModule = {
   paths: {
     '/customers/{customer_id}/kyc': {
       post: {
-        ...merchant, operationId: 'submitKyc', summary: 'Submit identity documents for review',
+        ...merchant, 'x-scope': 'customers:write', operationId: 'submitKyc', summary: 'Submit identity documents for review',
         description:
           'Starts a review: kyc_status becomes pending and each document uploaded; the service then fetches every file ' +
           '(at most 10 MiB, an image or a PDF) and verifies the documents whose files were fetched, rejecting the others ' +
@@ -116,7 +116,7 @@ export const kycModule: ApiModule = {
         },
       },
       get: {
-        ...merchant, operationId: 'getKyc', summary: "Read a customer's KYC status and documents",
+        ...merchant, 'x-scope': 'customers:read', operationId: 'getKyc', summary: "Read a customer's KYC status and documents",
         description: 'not_started until documents are submitted; then the latest submission\'s documents with their status.',
         parameters: [idParam('customer_id')],
         responses: { 200: json(ref('KycRecord')), 401: errors[401], 404: errors[404] },

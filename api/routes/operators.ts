@@ -65,7 +65,7 @@ export const operatorsModule: ApiModule = {
   paths: {
     '/corridors': {
       get: {
-        'x-auth': 'merchant', tags: ['Catalogue'], operationId: 'listCorridors',
+        'x-auth': 'merchant', tags: ['Catalogue'], 'x-scope': 'any', operationId: 'listCorridors',
         summary: 'The transfer corridors enabled for this merchant',
         description:
           'A transfer quote succeeds only on an enabled corridor (else 400 corridor_not_configured). Each corridor names ' +
@@ -76,7 +76,7 @@ export const operatorsModule: ApiModule = {
     },
     '/operators': {
       get: {
-        'x-auth': 'merchant', tags: ['Catalogue'], operationId: 'listOperators',
+        'x-auth': 'merchant', tags: ['Catalogue'], 'x-scope': 'any', operationId: 'listOperators',
         summary: 'Operators enabled for this merchant, with flows, limits, OTP and availability',
         description: 'An operator shows the flow transfer when a corridor enabled for this merchant starts or ends in its country; ' +
           'the corridors themselves, with the operators of each side, are at GET /corridors. availability is per flow, as it is ' +

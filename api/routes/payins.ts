@@ -36,7 +36,7 @@ export const payinsModule: ApiModule = {
   paths: {
     '/payins': {
       post: {
-        ...merchant, operationId: 'createPayin', summary: 'Create a payin from an active payin quote', 'x-idempotent': true,
+        ...merchant, 'x-scope': 'payins:write', operationId: 'createPayin', summary: 'Create a payin from an active payin quote', 'x-idempotent': true,
         description:
           'Collects the quote\'s send_amount from the payer (source). Answers 201 pending; the outcome ' +
           'arrives as payin.completed or payin.failed (webhook and GET). The quote is consumed. Idempotent. An operator ' +
@@ -45,7 +45,7 @@ export const payinsModule: ApiModule = {
         responses: { 201: json(ref('Payin'), 'Created (status pending)'), 400: errors[400], 401: errors[401], 409: errors[409] },
       },
       get: {
-        ...merchant, operationId: 'listPayins', summary: 'List payins, newest first',
+        ...merchant, 'x-scope': 'payins:read', operationId: 'listPayins', summary: 'List payins, newest first',
         description: 'Filters: status, customer_id, payment_link_id, created_from and created_to (inclusive).',
         parameters: [
           ...listParamsWith(PAYMENT_STATUSES),
@@ -56,7 +56,7 @@ export const payinsModule: ApiModule = {
     },
     '/payins/{payin_id}': {
       get: {
-        ...merchant, operationId: 'getPayin', summary: 'Read a payin',
+        ...merchant, 'x-scope': 'payins:read', operationId: 'getPayin', summary: 'Read a payin',
         description: 'The payin with its status history and wallet impact.',
         parameters: [idParam('payin_id')], responses: { 200: json(ref('Payin')), 401: errors[401], 404: errors[404] },
       },

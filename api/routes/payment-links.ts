@@ -86,7 +86,7 @@ export const paymentLinksModule: ApiModule = {
   paths: {
     '/payment-links': {
       post: {
-        ...merchant, operationId: 'createPaymentLink', summary: 'Create a payment link', 'x-idempotent': true,
+        ...merchant, 'x-scope': 'payment_links:write', operationId: 'createPaymentLink', summary: 'Create a payment link', 'x-idempotent': true,
         description:
           'A link payers pay on the service\'s page, in the merchant\'s routing, pricing and operator availability. customer_id must ' +
           'be this merchant\'s (400 customer_not_found); expires_at must be in the future (400 bad_request naming expires_at). Idempotent.',
@@ -94,7 +94,7 @@ export const paymentLinksModule: ApiModule = {
         responses: { 201: json(ref('PaymentLink'), 'Created (status active)'), 400: errors[400], 401: errors[401], 409: errors[409] },
       },
       get: {
-        ...merchant, operationId: 'listPaymentLinks', summary: 'List payment links, newest first',
+        ...merchant, 'x-scope': 'payment_links:read', operationId: 'listPaymentLinks', summary: 'List payment links, newest first',
         description: 'Filters: status (active, inactive, completed, expired: computed now), customer_id, created_from and created_to (inclusive).',
         parameters: listParamsWith(LINK_STATUSES),
         responses: { 200: json(listOf(ref('PaymentLink'))), 400: errors[400], 401: errors[401] },
@@ -102,21 +102,21 @@ export const paymentLinksModule: ApiModule = {
     },
     '/payment-links/{payment_link_id}': {
       get: {
-        ...merchant, operationId: 'getPaymentLink', summary: 'Read a payment link (status computed now)',
+        ...merchant, 'x-scope': 'payment_links:read', operationId: 'getPaymentLink', summary: 'Read a payment link (status computed now)',
         description: 'The link with its status and payments_count as they are now.',
         parameters: [linkId], responses: { 200: json(ref('PaymentLink')), 401: errors[401], 404: errors[404] },
       },
     },
     '/payment-links/{payment_link_id}/deactivate': {
       post: {
-        ...merchant, operationId: 'deactivatePaymentLink', summary: 'Deactivate a payment link',
+        ...merchant, 'x-scope': 'payment_links:write', operationId: 'deactivatePaymentLink', summary: 'Deactivate a payment link',
         description: 'The link takes no more payments (its page says so); payins already pending go on. Again: the same answer.',
         parameters: [linkId], responses: { 200: json(ref('PaymentLink'), 'The link, status inactive'), 401: errors[401], 404: errors[404] },
       },
     },
     '/payment-links/{payment_link_id}/payments': {
       get: {
-        ...merchant, operationId: 'listPaymentLinkPayments', summary: 'List the payins made through a payment link, newest first',
+        ...merchant, 'x-scope': 'payment_links:read', operationId: 'listPaymentLinkPayments', summary: 'List the payins made through a payment link, newest first',
         description: 'Every payin of the link, whatever its status. Filters: status, customer_id, created_from and created_to (inclusive).',
         parameters: [linkId, ...listParamsWith(PAYMENT_STATUSES)],
         responses: { 200: json(listOf(ref('Payin'))), 400: errors[400], 401: errors[401], 404: errors[404] },

@@ -86,7 +86,7 @@ export const payoutsBulkModule: ApiModule = {
   paths: {
     '/payouts/bulk': {
       post: {
-        ...merchant, operationId: 'createPayoutBatch', summary: 'Create up to 100 payouts in one request', 'x-idempotent': true,
+        ...merchant, 'x-scope': 'payouts:write', operationId: 'createPayoutBatch', summary: 'Create up to 100 payouts in one request', 'x-idempotent': true,
         description:
           'Each item is the body of POST /payouts plus a `reference` unique within the batch, and is decided exactly as its own ' +
           'POST /payouts would be (its own quote consumed, its own hold and provider leg); one item\'s refusal never stops ' +
@@ -98,7 +98,7 @@ export const payoutsBulkModule: ApiModule = {
     },
     '/payouts/bulk/{batch_id}': {
       get: {
-        ...merchant, operationId: 'getPayoutBatch', summary: 'Read a bulk payout request',
+        ...merchant, 'x-scope': 'payouts:read', operationId: 'getPayoutBatch', summary: 'Read a bulk payout request',
         description: 'The batch as created, each created payout as it is now (its current status).',
         parameters: [idParam('batch_id')], responses: { 200: json(ref('PayoutBatch')), 401: errors[401], 404: errors[404] },
       },

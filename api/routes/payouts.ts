@@ -33,7 +33,7 @@ export const payoutsModule: ApiModule = {
   paths: {
     '/payouts': {
       post: {
-        ...merchant, operationId: 'createPayout', summary: 'Create a payout from an active payout quote', 'x-idempotent': true,
+        ...merchant, 'x-scope': 'payouts:write', operationId: 'createPayout', summary: 'Create a payout from an active payout quote', 'x-idempotent': true,
         description:
           'Pays the quote\'s receive_amount to the recipient. send_amount is held in the wallet at once (400 ' +
           'insufficient_balance if short); answers 201 pending; payout.completed or payout.failed follows. Idempotent. An operator ' +
@@ -42,7 +42,7 @@ export const payoutsModule: ApiModule = {
         responses: { 201: json(ref('Payout'), 'Created (status pending)'), 400: errors[400], 401: errors[401], 409: errors[409] },
       },
       get: {
-        ...merchant, operationId: 'listPayouts', summary: 'List payouts, newest first',
+        ...merchant, 'x-scope': 'payouts:read', operationId: 'listPayouts', summary: 'List payouts, newest first',
         description: 'Filters: status, customer_id, created_from and created_to (inclusive).',
         parameters: listParamsWith(PAYMENT_STATUSES),
         responses: { 200: json(listOf(ref('Payout'))), 400: errors[400], 401: errors[401] },
@@ -50,7 +50,7 @@ export const payoutsModule: ApiModule = {
     },
     '/payouts/{payout_id}': {
       get: {
-        ...merchant, operationId: 'getPayout', summary: 'Read a payout',
+        ...merchant, 'x-scope': 'payouts:read', operationId: 'getPayout', summary: 'Read a payout',
         description: 'The payout with its status history and wallet impact.',
         parameters: [idParam('payout_id')], responses: { 200: json(ref('Payout')), 401: errors[401], 404: errors[404] },
       },

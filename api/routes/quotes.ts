@@ -91,7 +91,7 @@ export const quotesModule: ApiModule = {
   paths: {
     '/quotes/payin': {
       post: {
-        ...merchant, operationId: 'createPayinQuote', summary: 'Quote a payin (collection)', 'x-idempotent': true,
+        ...merchant, 'x-scope': 'quotes:write', operationId: 'createPayinQuote', summary: 'Quote a payin (collection)', 'x-idempotent': true,
         description:
           'Locks the fee, the amounts and the route of a collection for a ' +
           'few minutes (expires_at). Then POST /payins with its id. Idempotent. An operator closed for payins refuses it ' +
@@ -101,7 +101,7 @@ export const quotesModule: ApiModule = {
     },
     '/quotes/payout': {
       post: {
-        ...merchant, operationId: 'createPayoutQuote', summary: 'Quote a payout (disbursement)', 'x-idempotent': true,
+        ...merchant, 'x-scope': 'quotes:write', operationId: 'createPayoutQuote', summary: 'Quote a payout (disbursement)', 'x-idempotent': true,
         description:
           'Locks the fee, the amounts and the route of a disbursement for a ' +
           'few minutes (expires_at). Then POST /payouts with its id. Idempotent. An operator closed for payouts refuses it ' +
@@ -111,7 +111,7 @@ export const quotesModule: ApiModule = {
     },
     '/quotes/transfer': {
       post: {
-        ...merchant, operationId: 'createTransferQuote', summary: 'Quote a two-leg transfer', 'x-idempotent': true,
+        ...merchant, 'x-scope': 'quotes:write', operationId: 'createTransferQuote', summary: 'Quote a two-leg transfer', 'x-idempotent': true,
         description:
           'Locks a two-leg transfer\'s fee and amounts: collect payin_amount from the payer, ' +
           'pay payout_amount to the recipient. The merchant needs the corridor enabled. Idempotent. Refused (400 ' +
@@ -121,7 +121,7 @@ export const quotesModule: ApiModule = {
     },
     '/quotes/{quote_id}': {
       get: {
-        ...merchant, operationId: 'getQuote', summary: 'Read a quote (status computed now: active, expired or consumed)',
+        ...merchant, 'x-scope': 'quotes:read', operationId: 'getQuote', summary: 'Read a quote (status computed now: active, expired or consumed)',
         description:
           'The quote with its status computed when read: active, expired ' +
           'once past expires_at, consumed once a payment used it (consumed_by).',
@@ -130,7 +130,7 @@ export const quotesModule: ApiModule = {
     },
     '/quotes': {
       get: {
-        ...merchant, operationId: 'listQuotes', summary: 'List quotes, newest first',
+        ...merchant, 'x-scope': 'quotes:read', operationId: 'listQuotes', summary: 'List quotes, newest first',
         description: 'Filters: status (active, expired, consumed), customer_id, created_from and created_to (inclusive).',
         parameters: listParamsWith(['active', 'expired', 'consumed']),
         responses: { 200: json(listOf(ref('Quote'))), 400: errors[400], 401: errors[401] },

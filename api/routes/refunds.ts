@@ -74,7 +74,7 @@ export const refundsModule: ApiModule = {
   paths: {
     '/refunds': {
       post: {
-        ...merchant, operationId: 'createRefund', summary: 'Refund a completed payin, in full or in part', 'x-idempotent': true,
+        ...merchant, 'x-scope': 'refunds:write', operationId: 'createRefund', summary: 'Refund a completed payin, in full or in part', 'x-idempotent': true,
         description:
           'Pays amount (default: what is left) back to the payin\'s source. The non-failed refunds of a payin never sum to more than ' +
           'its send_amount (400 refund_exceeds_payin); only a completed payin (400 refund_not_allowed) of this merchant (400 ' +
@@ -84,7 +84,7 @@ export const refundsModule: ApiModule = {
         responses: { 201: json(ref('Refund'), 'Created (status pending)'), 400: errors[400], 401: errors[401], 409: errors[409] },
       },
       get: {
-        ...merchant, operationId: 'listRefunds', summary: 'List refunds, newest first',
+        ...merchant, 'x-scope': 'refunds:read', operationId: 'listRefunds', summary: 'List refunds, newest first',
         description: 'Filters: status, payin_id, created_from and created_to (inclusive).',
         parameters: listParameters,
         responses: { 200: json(listOf(ref('Refund'))), 400: errors[400], 401: errors[401] },
@@ -92,7 +92,7 @@ export const refundsModule: ApiModule = {
     },
     '/refunds/{refund_id}': {
       get: {
-        ...merchant, operationId: 'getRefund', summary: 'Read a refund',
+        ...merchant, 'x-scope': 'refunds:read', operationId: 'getRefund', summary: 'Read a refund',
         description: 'The refund with its status history.',
         parameters: [idParam('refund_id')], responses: { 200: json(ref('Refund')), 401: errors[401], 404: errors[404] },
       },

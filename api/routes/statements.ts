@@ -49,7 +49,7 @@ export const statementsModule: ApiModule = {
   paths: {
     '/statements': {
       get: {
-        'x-auth': 'merchant', tags: ['Wallets'], operationId: 'getStatement',
+        'x-auth': 'merchant', tags: ['Wallets'], 'x-scope': 'wallets:read', operationId: 'getStatement',
         summary: 'A statement of one of your wallets: opening balance, every movement in a period, closing balance',
         description: 'Period [from, to) by movement time: a movement at or after `from` and before `to` is in it. Opening = the balances as of `from` '
           + '(GET /wallets?as_of=from), closing = opening + the movements = the balances as of `to`: consecutive statements chain. '

@@ -133,7 +133,7 @@ export const transfersModule: ApiModule = {
   paths: {
     '/transfers': {
       post: {
-        ...merchant, operationId: 'createTransfer', 'x-idempotent': true,
+        ...merchant, 'x-scope': 'transfers:write', operationId: 'createTransfer', 'x-idempotent': true,
         description:
           'Starts a two-leg transfer from an active transfer quote: the payout amount is held in the payout currency, ' +
           'the payer is collected, then the recipient is paid. Answers 201 pending; transfer.* events follow. Idempotent. ' +
@@ -144,21 +144,21 @@ export const transfersModule: ApiModule = {
         responses: { 201: json(ref('Transfer'), 'Created (status pending)'), 400: errors[400], 401: errors[401], 409: errors[409] },
       },
       get: {
-        ...merchant, operationId: 'listTransfers', summary: 'List transfers, newest first',
+        ...merchant, 'x-scope': 'transfers:read', operationId: 'listTransfers', summary: 'List transfers, newest first',
         description: 'Transfers, newest first. Filters: status, payin_status, payout_status, customer_id, created_from and created_to (inclusive).',
         parameters: listParameters, responses: { 200: json(listOf(ref('Transfer'))), 400: errors[400], 401: errors[401] },
       },
     },
     '/transfers/{transfer_id}': {
       get: {
-        ...merchant, operationId: 'getTransfer', summary: 'Read a transfer with both legs',
+        ...merchant, 'x-scope': 'transfers:read', operationId: 'getTransfer', summary: 'Read a transfer with both legs',
         description: 'The transfer with both legs (execution), its status history and wallet impact.',
         parameters: [idParam('transfer_id')], responses: { 200: json(ref('Transfer')), 401: errors[401], 404: errors[404] },
       },
     },
     '/transfers/{transfer_id}/relaunch-payout': {
       post: {
-        ...merchant, operationId: 'relaunchTransferPayout', 'x-idempotent': true,
+        ...merchant, 'x-scope': 'transfers:write', operationId: 'relaunchTransferPayout', 'x-idempotent': true,
         summary: 'Retry a failed disbursement without collecting from the payer again',
         description: 'Allowed only when status is failed, payin_status completed and payout_status failed (else 400 relaunch_not_allowed). ' +
           'The payout amount is held again (400 insufficient_balance if short). Answers the transfer in disbursing with payout_status pending.',

@@ -105,7 +105,7 @@ export const walletsModule: ApiModule = {
   paths: {
     '/wallets': {
       get: {
-        'x-auth': 'merchant', tags: ['Wallets'], operationId: 'listWallets',
+        'x-auth': 'merchant', tags: ['Wallets'], 'x-scope': 'wallets:read', operationId: 'listWallets',
         description: 'One entry per currency (XAF, XOF): available is spendable; reserved is held for payouts and transfers in flight. '
           + 'With `as_of`, the balances as they stood then, from the ledger (the opening balances of a statement from that instant); '
           + 'before the account was opened, no wallets (`data: []`).',
@@ -116,7 +116,7 @@ export const walletsModule: ApiModule = {
     },
     '/wallets/{currency}/transactions': {
       get: {
-        'x-auth': 'merchant', tags: ['Wallets'], operationId: 'listWalletTransactions',
+        'x-auth': 'merchant', tags: ['Wallets'], 'x-scope': 'wallets:read', operationId: 'listWalletTransactions',
         summary: 'A wallet\'s movements, newest first, each with its effect and the balances after it',
         description: 'Every movement of your wallet in that currency (XAF or XOF): top-ups, holds, payouts paid, releases, collections. '
           + 'created_from and created_to filter on `at` (inclusive). A wallet nothing has moved yet answers an empty list.',

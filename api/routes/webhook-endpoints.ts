@@ -82,10 +82,10 @@ async function mustFind(ctx: Ctx): Promise<WebhookEndpoint> {
   return endpointIn({ started: true, endpoints: all, deleted: [] }, ctx.params.endpoint_id!);
 }
 
-const paths = {
+const paths: ApiModule['paths'] = {
   '/webhook-endpoints': {
     post: {
-      ...merchant, operationId: 'createWebhookEndpoint', summary: 'Add a webhook endpoint (its signing secret is answered once)',
+      ...merchant, 'x-scope': 'webhooks:write', operationId: 'createWebhookEndpoint', summary: 'Add a webhook endpoint (its signing secret is answered once)',
       description: `A URL that receives the events its filter names (every event by default), signed with a secret of its own. Idempotent. ` +
         `At most ${MAX_ENDPOINTS} per merchant (400 limit_exceeded). A retry with the same Idempotency-Key whose endpoint was ` +
         'deleted since answers 404 (it is never created again).',
@@ -95,7 +95,7 @@ const paths = {
       responses: { 201: json(ref('WebhookEndpointCreated'), 'Created'), 400: errors[400], 401: errors[401], 404: errors[404], 409: errors[409] },
     },
     get: {
-      ...merchant, operationId: 'listWebhookEndpoints', summary: 'The webhook endpoints, oldest first',
+      ...merchant, 'x-scope': 'webhooks:read', operationId: 'listWebhookEndpoints', summary: 'The webhook endpoints, oldest first',
       description: 'Every endpoint of the merchant (never a signing secret). The first is the one the operator API sets.',
       responses: {
         200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('WebhookEndpoint') } } }),
@@ -105,25 +105,25 @@ const paths = {
   },
   '/webhook-endpoints/{endpoint_id}': {
     get: {
-      ...merchant, operationId: 'getWebhookEndpoint', summary: 'One webhook endpoint',
+      ...merchant, 'x-scope': 'webhooks:read', operationId: 'getWebhookEndpoint', summary: 'One webhook endpoint',
       description: 'The endpoint (never its signing secret); another merchant\'s is a 404.',
       parameters: [endpointId], responses: { 200: json(ref('WebhookEndpoint')), 401: errors[401], 404: errors[404] },
     },
     patch: {
-      ...merchant, operationId: 'updateWebhookEndpoint', summary: 'Change an endpoint\'s URL, filter, description or status',
+      ...merchant, 'x-scope': 'webhooks:write', operationId: 'updateWebhookEndpoint', summary: 'Change an endpoint\'s URL, filter, description or status',
       description: 'Only the fields sent change. A disabled endpoint is sent nothing (its pending deliveries end failed) until enabled again.',
       parameters: [endpointId], requestBody: body(ref('WebhookEndpointUpdate')),
       responses: { 200: json(ref('WebhookEndpoint')), 400: errors[400], 401: errors[401], 404: errors[404] },
     },
     delete: {
-      ...merchant, operationId: 'deleteWebhookEndpoint', summary: 'Remove an endpoint',
+      ...merchant, 'x-scope': 'webhooks:write', operationId: 'deleteWebhookEndpoint', summary: 'Remove an endpoint',
       description: 'It is sent nothing more; its pending deliveries end failed.',
       parameters: [endpointId], responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] },
     },
   },
   '/webhook-endpoints/{endpoint_id}/rotate-secret': {
     post: {
-      ...merchant, operationId: 'rotateWebhookEndpointSecret', summary: 'A new signing secret, staged (answered once)',
+      ...merchant, 'x-scope': 'webhooks:write', operationId: 'rotateWebhookEndpointSecret', summary: 'A new signing secret, staged (answered once)',
       description: 'Deliveries keep the current secret until activates_at (default: a day), then use the new one: a receiver that ' +
         'accepts both secrets from now on never fails a verification. activate_after_seconds 0 switches at once.',
       parameters: [endpointId], requestBody: { required: false, content: { 'application/json': { schema: ref('WebhookSecretRotation') } } },

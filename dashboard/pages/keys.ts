@@ -4,6 +4,8 @@ import { html, type Html } from '../html.ts';
 import type { View } from '../http.ts';
 import type { KeyView } from '../data.ts';
 import { EXPIRY_CHOICES, GRACE_CHOICES } from '../actions.ts';
+import { SCOPE_RESOURCES } from '../../domain/api-key-scopes.ts';
+import { ACCESS_CHOICES, LEVEL_CHOICES, RESOURCE_LABELS, isReadOnly, levelField } from '../key-scopes.ts';
 import { BASE, badge, confirmForm, csrfField, nonceField, notice, page, revealOnce, rich, when } from './layout.ts';
 
 export interface Revealed {
@@ -36,6 +38,27 @@ ${confirmForm(`${BASE}/keys/${k.id}/revoke`, csrf, v.t('dash.keys.revoke'), v.t(
 </div>`;
 }
 
+/** What the key may do: full access, read-only, or its scopes as the API names them. */
+function access(v: View, k: KeyView): Html {
+  if (k.scopes.includes('*')) return html`${v.t('dash.keys.scopes_all')}`;
+  if (isReadOnly(k.scopes)) return html`${v.t('dash.keys.scopes_read_only')}`;
+  return html`<ul class="scopes">${k.scopes.map((s) => html`<li><code>${s}</code></li>`)}</ul>`;
+}
+
+const ACCESS_LABELS = { all: 'dash.keys.access_all', read_only: 'dash.keys.access_read_only', custom: 'dash.keys.access_custom' } as const;
+const LEVEL_LABELS = { none: 'dash.keys.level_none', read: 'dash.keys.level_read', write: 'dash.keys.level_write' } as const;
+
+/** The create form's access choice (dashboard/key-scopes.ts reads it): full, read-only, or per resource. */
+function accessFields(v: View): Html {
+  return html`<fieldset class="access">
+<legend>${v.t('dash.keys.access')}</legend>
+${ACCESS_CHOICES.map((a) => html`<label><input type="radio" name="access" value="${a}"${a === 'all' ? ' checked' : ''}> ${v.t(ACCESS_LABELS[a])}</label>`)}
+<p class="muted">${v.t('dash.keys.access_custom_hint')}</p>
+${SCOPE_RESOURCES.map((r) => html`<label for="${levelField(r)}">${v.t(RESOURCE_LABELS[r])}</label>
+<select id="${levelField(r)}" name="${levelField(r)}">${LEVEL_CHOICES.map((l) => html`<option value="${l}">${v.t(LEVEL_LABELS[l])}</option>`)}</select>`)}
+</fieldset>`;
+}
+
 const expires = (v: View, k: KeyView) => (k.expires_at ? when(v, k.expires_at) : html`<span class="muted">${v.t('dash.never')}</span>`);
 
 export function keysPage(v: View, keys: KeyView[], o: { revealed?: Revealed | undefined; info?: string | undefined } = {}): Html {
@@ -47,16 +70,17 @@ ${o.revealed ? reveal(v, o.revealed) : ''}
   ${csrfField(v.session.csrfToken)}${nonceField()}
   <label for="expires">${v.t('dash.keys.expires')}</label>
   <select id="expires" name="expires_in_days">${EXPIRY_CHOICES.map((e) => html`<option value="${e.days}">${v.t(e.label)}</option>`)}</select>
+  ${accessFields(v)}
   <button type="submit">${v.t('dash.keys.create')}</button>
 </form>
 ${keys.length === 0 ? html`<p class="empty">${v.t('dash.keys.none')}</p>` : html`
 <div class="table-wrap"><table>
 <caption class="sr-only">${v.t('dash.keys.title')}</caption>
-<thead><tr><th scope="col">${v.t('dash.keys.col_key')}</th><th scope="col">${v.t('dash.col.status')}</th><th scope="col">${v.t('dash.col.created')}</th><th scope="col">${v.t('dash.keys.expires')}</th><th scope="col">${v.t('dash.keys.col_actions')}</th></tr></thead>
+<thead><tr><th scope="col">${v.t('dash.keys.col_key')}</th><th scope="col">${v.t('dash.col.status')}</th><th scope="col">${v.t('dash.col.created')}</th><th scope="col">${v.t('dash.keys.expires')}</th><th scope="col">${v.t('dash.keys.col_access')}</th><th scope="col">${v.t('dash.keys.col_actions')}</th></tr></thead>
 <tbody>
 ${keys.map((k) => html`<tr data-key="${k.api_key}">
   <td><a href="${BASE}/keys/${k.id}"><code>${k.api_key}</code></a></td>
-  <td>${badge(v, k.status)}</td><td>${when(v, k.created_at)}</td><td>${expires(v, k)}</td>
+  <td>${badge(v, k.status)}</td><td>${when(v, k.created_at)}</td><td>${expires(v, k)}</td><td class="key-access">${access(v, k)}</td>
   <td>${actions(v, k)}</td>
 </tr>`)}
 </tbody></table></div>`}`);
@@ -69,6 +93,7 @@ export function keyPage(v: View, k: KeyView): Html {
 <dt>${v.t('dash.col.status')}</dt><dd>${badge(v, k.status)}</dd>
 <dt>${v.t('dash.col.created')}</dt><dd>${when(v, k.created_at)}</dd>
 <dt>${v.t('dash.keys.expires')}</dt><dd>${expires(v, k)}</dd>
+<dt>${v.t('dash.keys.col_access')}</dt><dd class="key-access">${access(v, k)}</dd>
 </dl>
 <h2>${v.t('dash.keys.actions')}</h2>
 ${actions(v, k)}

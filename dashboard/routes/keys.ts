@@ -7,6 +7,7 @@ import * as D from '../data.ts';
 import * as A from '../actions.ts';
 import { BASE } from '../pages/layout.ts';
 import { keyPage, keysPage } from '../pages/keys.ts';
+import { scopesFromForm } from '../key-scopes.ts';
 import { confirmPage } from '../pages/confirm.ts';
 import { alreadyDonePage } from '../pages/already-done.ts';
 import { NONCE_FIELD, once } from '../form-once.ts';
@@ -22,8 +23,9 @@ async function createKey(s: ApiServices, req: Request, res: Response): Promise<v
   const { session } = locals(res);
   const days = Number(field(req, 'expires_in_days') || '0');
   if (!A.EXPIRY_CHOICES.some((e) => e.days === days)) throw new Refusal('dash.error.expiry_choice');
+  const scopes = scopesFromForm(req);
   const created = await once(s, session, nonce(req), `${BASE}/keys`,
-    () => A.createKey(s, session, requestId(req), days),
+    () => A.createKey(s, session, requestId(req), days, scopes),
     (c) => ({ action: 'key_created', key_id: c.key.id, api_key: c.key.api_key }));
   if (created.kind === 'repeat') return send(res, 409, alreadyDonePage(locals(res), created.summary));
   send(res, 201, keysPage(locals(res), await D.keysOf(s, session.merchantId), { revealed: created.result }));

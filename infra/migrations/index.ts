@@ -30,6 +30,7 @@ import * as m026 from './026_webhook_fan_out_outside_feed_lock.ts';
 import * as m027 from './027_provider_leg_ids.ts';
 import * as m028 from './028_rebuild_failed_payments.ts';
 import * as m029 from './029_payment_links.ts';
+import * as m030 from './030_api_key_scopes.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -66,6 +67,7 @@ const migrations: Array<[string, Migration]> = [
   ['027_provider_leg_ids', m027],
   ['028_rebuild_failed_payments', m028],
   ['029_payment_links', m029],
+  ['030_api_key_scopes', m030],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

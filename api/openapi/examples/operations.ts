@@ -77,7 +77,7 @@ export const operationExamples: Record<string, OperationExample> = {
   adminCreateMerchant: { request: { name: x.merchant.name }, response: x.merchantCreated },
   adminGetMerchant: { response: x.merchant },
   adminSetMerchantStatus: { request: { status: 'active' }, response: x.merchant },
-  adminCreateApiKey: { request: { expires_at: '2027-11-26T00:00:00Z' }, response: { ...x.apiKeyCreated, expires_at: '2027-11-26T00:00:00.000Z' } },
+  adminCreateApiKey: { request: { expires_at: '2027-11-26T00:00:00Z', scopes: ['payins:write', 'payins:read', 'wallets:read'] }, response: { ...x.apiKeyCreated, expires_at: '2027-11-26T00:00:00.000Z' } },
   adminListApiKeys: { response: { data: [{ ...x.apiKeyRevoked, status: 'active' }] } },
   adminRotateApiKey: { request: { grace_seconds: 3600 }, response: x.apiKeyRotated },
   adminRevokeApiKey: { response: x.apiKeyRevoked },

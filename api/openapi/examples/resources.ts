@@ -105,6 +105,7 @@ export const apiKeyCreated = {
   status: 'active',
   created_at: '2026-11-26T04:29:16.662Z',
   expires_at: null,
+  scopes: ['payins:write', 'wallets:read'],
   api_secret: 'sk_PzNpzkkJ_-VAfhUxfSSfBDVUq39z-Djj60gjSQEMChQ',
 };
 
@@ -120,6 +121,7 @@ export const apiKeyRevoked = {
   status: 'revoked',
   created_at: '2026-11-26T04:29:16.662Z',
   expires_at: null,
+  scopes: ['payins:write', 'wallets:read'],
 };
 
 export const topUp = {
