@@ -10,7 +10,6 @@ import type { PaymentLinkCreated } from '../domain/payment-link.ts';
 
 export interface AttemptIds {
   payinId: string;
-  quoteId: string;
   customerId: string;
 }
 
@@ -26,10 +25,17 @@ function derivedUuid(linkId: string, attemptId: string, purpose: string): string
 export function attemptIds(linkId: string, attemptId: string): AttemptIds {
   return {
     payinId: derivedUuid(linkId, attemptId, 'payin'),
-    quoteId: derivedUuid(linkId, attemptId, 'quote'),
     customerId: derivedUuid(linkId, attemptId, 'customer'),
   };
 }
+
+/**
+ * The attempt's quote for the operator chosen: a double submit (the same form) makes one quote, and
+ * the same attempt sent again with another operator (after a refusal that left its first quote
+ * unused) gets a quote of that operator; one id per attempt bound it to its first operator forever.
+ */
+export const attemptQuoteId = (linkId: string, attemptId: string, operatorCode: string): string =>
+  derivedUuid(linkId, attemptId, `quote\n${operatorCode}`);
 
 export interface PayerInput {
   countryCode: string;

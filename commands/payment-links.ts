@@ -17,7 +17,7 @@ import { requireCustomer } from './lookups.ts';
 import { createQuote } from './quotes.ts';
 import { createCustomer } from './customers.ts';
 import { createPayin } from './payins.ts';
-import { asFormError, attemptIds, checkPayer, type CheckedPayer } from './payment-link-attempts.ts';
+import { asFormError, attemptIds, attemptQuoteId, checkPayer, type CheckedPayer } from './payment-link-attempts.ts';
 
 /**
  * Creates the link `linkId` (the idempotency claim's resource id); when its stream exists already
@@ -93,7 +93,7 @@ export async function payThroughLink(
   L.paymentLinkDecider.decide({ type: 'StartPayment', data: { payinId: ids.payinId, now, at: now.toISOString() } }, link);
   const payer = checkPayer(c, link.created!);
   try {
-    const payin = await payOnce(s, link.created!, payer, ids, meta);
+    const payin = await payOnce(s, link.created!, payer, c.attemptId, meta);
     return { payinId: ids.payinId, merchantId, existed: payin.existed };
   } catch (err) {
     throw asFormError(err);
@@ -102,12 +102,14 @@ export async function payThroughLink(
 
 /** The quote, the payer's customer and the payin of one attempt, each created once under its derived id. */
 async function payOnce(
-  s: Services, link: L.PaymentLinkCreated, payer: CheckedPayer, ids: ReturnType<typeof attemptIds>, meta: EventMetadata,
+  s: Services, link: L.PaymentLinkCreated, payer: CheckedPayer, attemptId: string, meta: EventMetadata,
 ): Promise<Created<P.PayinState>> {
+  const ids = attemptIds(link.payment_link_id, attemptId);
   const merchantId = link.merchant_id;
+  const quoteId = attemptQuoteId(link.payment_link_id, attemptId, payer.operatorCode);
   // The quote before the customer: a quote refused (operator closed or not enabled) leaves no customer behind.
   await createQuote(s, {
-    quoteId: ids.quoteId, merchantId, customerId: link.customer_id,
+    quoteId, merchantId, customerId: link.customer_id,
     request: { flow: 'payin', countryCode: payer.countryCode, operatorCode: payer.operatorCode, railType: 'mobile_money', sendAmount: link.amount, sendCurrency: link.currency },
   }, meta);
   const customerId = link.customer_id ?? (await createCustomer(s, {
@@ -115,7 +117,7 @@ async function payOnce(
     profile: { ...namesOf(payer.name!), phone: payer.phone, country_code: payer.countryCode },
   }, meta)).state.id;
   return createPayin(s, {
-    payinId: ids.payinId, merchantId, customerId, quoteId: ids.quoteId, paymentLinkId: link.payment_link_id,
+    payinId: ids.payinId, merchantId, customerId, quoteId, paymentLinkId: link.payment_link_id,
     source: { country_code: payer.countryCode, rail_type: 'mobile_money', operator_code: payer.operatorCode, phone: payer.phone },
     otp: payer.otp, metadata: link.metadata,
   }, meta);

@@ -5,7 +5,7 @@ import * as L from '../domain/payment-link.ts';
 import * as P from '../domain/payin.ts';
 import type { QuoteCreated } from '../domain/quote-pricing.ts';
 import { deciderSpec } from './helpers/spec.ts';
-import { attemptIds, asFormError, checkPayer, type PayerInput } from '../commands/payment-link-attempts.ts';
+import { attemptIds, attemptQuoteId, asFormError, checkPayer, type PayerInput } from '../commands/payment-link-attempts.ts';
 import { DomainError } from '../domain/errors.ts';
 import { linkBaseUrl, paymentLinkRecord, renderPaymentLink } from '../projections/views/payment-link.ts';
 
@@ -122,7 +122,9 @@ t.test('attempts: ids derived from (link, attempt), distinct per purpose', async
   t.same(attemptIds('l-1', 'attempt-1'), a, 'the same attempt: the same ids');
   t.not(attemptIds('l-1', 'attempt-2').payinId, a.payinId, 'another attempt: another payin');
   t.not(attemptIds('l-2', 'attempt-1').payinId, a.payinId, 'another link: another payin');
-  t.equal(new Set([a.payinId, a.quoteId, a.customerId]).size, 3);
+  t.equal(new Set([a.payinId, a.customerId, attemptQuoteId('l-1', 'attempt-1', 'CM_MTN_MOMO')]).size, 3);
+  t.equal(attemptQuoteId('l-1', 'attempt-1', 'CM_MTN_MOMO'), attemptQuoteId('l-1', 'attempt-1', 'CM_MTN_MOMO'), 'the same form: one quote');
+  t.not(attemptQuoteId('l-1', 'attempt-1', 'CM_ORANGE_MOMO'), attemptQuoteId('l-1', 'attempt-1', 'CM_MTN_MOMO'), 'another operator: another quote');
   t.match(a.payinId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a UUID v4');
 });
 
