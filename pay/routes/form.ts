@@ -103,7 +103,10 @@ async function pay(s: ApiServices, limits: PayLimits, req: Request, res: Respons
     if (err.code === 'not_found') return sendNotFound(req, res, sp);
     if (err.code === 'payment_link_closed') return sendClosed(req, res, sp, (await readLink(s, link.id)) ?? link, 410);
     const r = refusalOnForm(err);
-    return formAgain(req, res, sp, link, input, r.errors, r.notice, r.status);
+    // The attempt's quote expired (left by a submit refused after it): this attempt id can never pay,
+    // and made no payin (its quote was never consumed), so the form comes back with a new attempt.
+    const again = err.code === 'quote_expired' ? { ...input, attempt_id: newAttemptId() } : input;
+    return formAgain(req, res, sp, link, again, r.errors, r.notice, r.status);
   }
   await answerPayment(s, req, res, link, payinId);
 }
