@@ -41,11 +41,14 @@ export async function linkPayins(s: ApiServices, merchantId: string, r: Reached,
   return page?.data ?? [];
 }
 
-/** A day (YYYY-MM-DD) as the instant the link stops: the end of that UTC day. Empty: never. */
+/**
+ * A day (YYYY-MM-DD) as the instant the link stops: the end of that UTC day. Empty: never. A day
+ * that does not exist is refused (Date.parse rolls 2027-02-30 over to 2 March).
+ */
 function expiryOf(day: string): string | null {
   if (day === '') return null;
   const start = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(day) ? Date.parse(`${day}T00:00:00Z`) : Number.NaN;
-  if (Number.isNaN(start)) throw new DomainError('bad_request', 'expires_at must be a date', [{ field: 'expires_at', message: 'must be a date YYYY-MM-DD' }]);
+  if (Number.isNaN(start) || new Date(start).toISOString().slice(0, 10) !== day) throw new DomainError('bad_request', 'expires_at must be a date', [{ field: 'expires_at', message: 'must be a date YYYY-MM-DD' }]);
   return new Date(start + 86_400_000).toISOString();
 }
 
