@@ -161,6 +161,8 @@ export class MtnMomoSimulator {
   private readonly accountHolders = new Map<string, boolean>();
   private readonly faults: Array<MtnFault & { left: number }> = [];
   private readonly hanging = new Set<ServerResponse>();
+  /** The most requests held without an answer at once so far (`hang` faults). */
+  peakHanging = 0;
   private readonly sending = new Set<Promise<void>>();
   private readonly server: Server;
   private port = 0;
@@ -194,6 +196,11 @@ export class MtnMomoSimulator {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     await closed;
+  }
+
+  /** Requests held without an answer right now (`hang` faults). */
+  get hangingNow(): number {
+    return this.hanging.size;
   }
 
   /** Requests whose `METHOD /path` starts with `prefix`, e.g. `POST /collection/token/`. */
@@ -266,6 +273,7 @@ export class MtnMomoSimulator {
   private answerFault(res: ServerResponse, f: MtnFault): void {
     if (f.hang) {
       this.hanging.add(res);
+      this.peakHanging = Math.max(this.peakHanging, this.hanging.size);
       res.on('close', () => this.hanging.delete(res));
       return;
     }
