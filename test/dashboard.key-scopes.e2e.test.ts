@@ -21,7 +21,7 @@ const create = (client: FormClient, fields: Record<string, string>) => client.su
 
 t.test('the create form offers full access (checked), read-only and a level per resource', async (t) => {
   const page = await c.get('/dashboard/keys');
-  t.match(page.text, /<input type="radio" name="access" value="all" checked> Full access/);
+  t.match(page.text, /<label class="choice"><input type="radio" name="access" value="all" checked> Full access/);
   t.match(page.text, /name="access" value="read_only"> Read-only \(every resource\)/);
   t.match(page.text, /name="access" value="custom"> Chosen resources/);
   for (const r of ['customers', 'quotes', 'payins', 'payouts', 'transfers', 'refunds', 'payment_links', 'wallets', 'events', 'webhooks']) {

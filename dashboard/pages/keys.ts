@@ -50,10 +50,10 @@ const LEVEL_LABELS = { none: 'dash.keys.level_none', read: 'dash.keys.level_read
 
 /** The create form's access choice (dashboard/key-scopes.ts reads it): full, read-only, or per resource. */
 function accessFields(v: View): Html {
-  return html`<fieldset class="access">
+  return html`<fieldset class="access" aria-describedby="access-help">
 <legend>${v.t('dash.keys.access')}</legend>
-${ACCESS_CHOICES.map((a) => html`<label><input type="radio" name="access" value="${a}"${a === 'all' ? ' checked' : ''}> ${v.t(ACCESS_LABELS[a])}</label>`)}
-<p class="muted">${v.t('dash.keys.access_custom_hint')}</p>
+${ACCESS_CHOICES.map((a) => html`<label class="choice"><input type="radio" name="access" value="${a}"${a === 'all' ? html` checked` : ''}> ${v.t(ACCESS_LABELS[a])}</label>`)}
+<p id="access-help" class="help">${v.t('dash.keys.access_custom_hint')}</p>
 ${SCOPE_RESOURCES.map((r) => html`<label for="${levelField(r)}">${v.t(RESOURCE_LABELS[r])}</label>
 <select id="${levelField(r)}" name="${levelField(r)}">${LEVEL_CHOICES.map((l) => html`<option value="${l}">${v.t(LEVEL_LABELS[l])}</option>`)}</select>`)}
 </fieldset>`;
