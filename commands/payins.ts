@@ -18,7 +18,7 @@ import type { EventMetadata, StreamAppend } from '../infra/eventstore/types.ts';
 import { toNew, type AttemptLoader } from './aggregates.ts';
 import { streams } from './streams.ts';
 import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
-import { requireCustomer } from './lookups.ts';
+import { readMerchant, requireCustomer } from './lookups.ts';
 import { created, createdEarlier, existing, type Created } from './created.ts';
 import { withSealedOtp } from './sealed-otp.ts';
 import { readAvailabilities } from './operator-availability.ts';
@@ -43,6 +43,7 @@ async function linkPlace(tx: AttemptLoader, c: CreatePayin, now: Date, meta: Eve
   const streamId = streams.paymentLink(c.paymentLinkId);
   const link = await tx.load(streamId, L.paymentLinkDecider);
   invariant(!link.state.exists || link.state.created!.merchant_id === c.merchantId, `payment link ${c.paymentLinkId} belongs to another merchant`);
+  L.requireMerchantCollecting((await readMerchant(tx, c.merchantId)).status);
   const events = L.paymentLinkDecider.decide({ type: 'StartPayment', data: { payinId: c.payinId, now, at: now.toISOString() } }, link.state);
   return [{ streamId, expectedVersion: link.version, events: toNew(events, meta) }];
 }

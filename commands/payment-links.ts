@@ -13,7 +13,7 @@ import { DomainError } from '../domain/errors.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { streams } from './streams.ts';
 import { created, createdEarlier, existing, type Created } from './created.ts';
-import { requireCustomer } from './lookups.ts';
+import { loadMerchant, requireCustomer } from './lookups.ts';
 import { createQuote } from './quotes.ts';
 import { createCustomer } from './customers.ts';
 import { createPayin } from './payins.ts';
@@ -91,6 +91,7 @@ export async function payThroughLink(
   // Closed or full: refused before anything is made (decided again on the link when the payin commits).
   const now = s.clock.now();
   L.paymentLinkDecider.decide({ type: 'StartPayment', data: { payinId: ids.payinId, now, at: now.toISOString() } }, link);
+  L.requireMerchantCollecting((await loadMerchant(s, merchantId)).status);
   const payer = checkPayer(c, link.created!);
   try {
     const payin = await payOnce(s, link.created!, payer, c.attemptId, meta);

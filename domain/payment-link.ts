@@ -192,6 +192,14 @@ function decideDeactivate(c: { merchantId: string; at: string }, s: PaymentLinkS
   return [{ type: 'payment_link.deactivated', data: { payment_link_id: link.payment_link_id, at: c.at } }];
 }
 
+/**
+ * A merchant the operator set inactive collects through none of its links (its keys get 401 too):
+ * a payin is refused as if the link were inactive. `merchantStatus` is the merchant's status.
+ */
+export function requireMerchantCollecting(merchantStatus: string): void {
+  if (merchantStatus !== 'active') refuse('payment_link_closed', 'This payment link is inactive', [{ field: 'status', message: 'inactive' }]);
+}
+
 /** Refused when every place left is held by a pending payin: retry once one of them has failed. */
 const PLACES_HELD = 'every place of this payment link is held by a pending payment';
 

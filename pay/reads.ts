@@ -39,10 +39,12 @@ export async function readLink(s: Services, id: string): Promise<PayableLink | u
   const { state } = await s.aggregates.load(streams.paymentLink(id), paymentLinkDecider);
   if (!state.exists || !state.created) return undefined;
   const c = state.created;
-  const merchant = (await s.knex('merchants').where({ id: c.merchant_id }).first('name')) as { name: string } | undefined;
+  const merchant = (await s.knex('merchants').where({ id: c.merchant_id }).first('name', 'status')) as { name: string; status: string } | undefined;
+  // A merchant the operator set inactive collects through none of its links (domain/payment-link.ts requireMerchantCollecting).
+  const status = merchant !== undefined && merchant.status !== 'active' ? 'inactive' : linkStatus(state, s.clock.now());
   return {
     id, merchantId: c.merchant_id, merchantName: merchant?.name ?? '', amount: c.amount, currency: c.currency,
-    description: c.description, hasCustomer: c.customer_id !== null, status: linkStatus(state, s.clock.now()),
+    description: c.description, hasCustomer: c.customer_id !== null, status,
   };
 }
 
