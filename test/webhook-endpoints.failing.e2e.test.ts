@@ -36,11 +36,18 @@ async function attempted(m: MerchantCreds): Promise<string> {
     const events = await eventsOf(h, m, id);
     return events.length === 1 && events;
   }, `widget ${id}'s event recorded`);
-  if (event.delivery_status !== 'not_configured') {
-    await until(async () => ((await h.app.services.knex('webhook_deliveries').where({ event_id: event.id }).first('attempt_count'))?.attempt_count ?? 0) >= 1,
-      `widget ${id}'s first attempt made and recorded`);
+  if (event.delivery_status === 'not_configured') {
+    await attemptsMade();
+    return id;
   }
-  await attemptsMade();
+  // Made, or ended without one (the endpoint disabled meanwhile by an earlier widget's retry); it
+  // may itself be put back, so the put-backs are released while waiting for it.
+  await until(async () => {
+    await attemptsMade();
+    const d = await h.app.services.knex('webhook_deliveries').where({ event_id: event.id }).first('attempt_count', 'delivery_status');
+    return d && (d.attempt_count >= 1 || d.delivery_status !== 'pending');
+  }, `widget ${id}'s first attempt made and recorded`);
+  await attemptsMade(); // anything its attempt's turn put back meanwhile
   return id;
 }
 
