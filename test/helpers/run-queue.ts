@@ -25,3 +25,24 @@ export function ownTime(): () => { wallMs: number; waitedMs: number; ownMs: numb
     return { wallMs, waitedMs, ownMs: wallMs - waitedMs };
   };
 }
+
+/**
+ * The run-queue wait sampled every `everyMs`, to ask later what it was at a past instant (the last
+ * sample at or before it: a sample taken late was late because the thread waited, so the answer
+ * errs towards taking out more of the wait after that instant, never less of what came before).
+ */
+export function runQueueHistory(everyMs = 20): { waitedAt(atMs: number): number; stop(): void } {
+  const samples: Array<[number, number]> = [[performance.now(), runQueueWaitMs()]];
+  const timer = setInterval(() => samples.push([performance.now(), runQueueWaitMs()]), everyMs);
+  return {
+    waitedAt(atMs) {
+      let waited = samples[0]![1];
+      for (const [at, w] of samples) {
+        if (at > atMs) break;
+        waited = w;
+      }
+      return waited;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
