@@ -37,14 +37,14 @@ const probeModule: ApiModule = {
   paths: {
     '/probe/refusals': {
       post: {
-        'x-auth': 'merchant', 'x-idempotent': true, operationId: 'probeRefusal', parameters: [idempotencyHeader],
+        'x-auth': 'merchant', 'x-scope': 'customers:write', 'x-idempotent': true, operationId: 'probeRefusal', parameters: [idempotencyHeader],
         requestBody: body({ type: 'object', properties: { amount: { type: 'string' } } }),
         responses: { 201: json({ type: 'object' }), 400: errors[400] },
       },
     },
     '/probe/slow': {
       post: {
-        'x-auth': 'merchant', 'x-idempotent': true, operationId: 'probeSlow', parameters: [idempotencyHeader],
+        'x-auth': 'merchant', 'x-scope': 'customers:write', 'x-idempotent': true, operationId: 'probeSlow', parameters: [idempotencyHeader],
         requestBody: body({ type: 'object', properties: { n: { type: 'string' } } }),
         responses: { 201: json({ type: 'object' }), 409: errors[409] },
       },
