@@ -24,6 +24,8 @@ interface Held {
 export class StreamLeases {
   private readonly held = new Map<string, Held>();
   private readonly timer: NodeJS.Timeout;
+  /** The renewal running, if any: a tick that comes while it runs waits for it instead of racing it. */
+  private renewing: Promise<void> | undefined;
 
   /** `leaseMs`: how long a lease outlives its last renewal (a crashed process's streams free their slots after this). */
   constructor(private readonly knex: Knex, private readonly leaseMs: number, private readonly onError: (err: unknown) => void) {
@@ -61,8 +63,18 @@ export class StreamLeases {
     await this.knex('event_stream_leases').where({ id }).delete().catch(this.onError);
   }
 
-  /** Extends every held lease; one whose row is gone (or expired) is taken again, or its stream ends. */
-  async renew(): Promise<void> {
+  /**
+   * Extends every held lease; one whose row is gone (or expired) is taken again, or its stream ends.
+   * One renewal at a time: two at once (a tick while the last is still running, as on a loaded
+   * machine) would each take the lost slots again and count the other's retaken rows as the
+   * merchant's other streams, ending a stream that had its slot.
+   */
+  renew(): Promise<void> {
+    this.renewing ??= this.renewOnce().finally(() => { this.renewing = undefined; });
+    return this.renewing;
+  }
+
+  private async renewOnce(): Promise<void> {
     if (this.held.size === 0) return;
     try {
       const renewed = await this.knex('event_stream_leases').whereIn('id', [...this.held.keys()])
