@@ -5,7 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { ApiServices } from '../api/services.ts';
 import { DomainError } from '../domain/errors.ts';
 import { BASE, page, publicPage } from './pages/layout.ts';
-import { html } from './html.ts';
+import { html } from '../infra/html.ts';
 import { requestId, send, type Locals } from './http.ts';
 import { errorText } from './refusal.ts';
 

@@ -6,7 +6,7 @@ import { CSRF_FIELD, sameOrigin, tokensMatch } from './csrf.ts';
 import { currentSession } from './session.ts';
 import { BASE, page } from './pages/layout.ts';
 import { messagePage } from './pages/auth.ts';
-import { html } from './html.ts';
+import { html } from '../infra/html.ts';
 import { field, locals, send } from './http.ts';
 
 /** The origin of PUBLIC_BASE_URL, when set: a payment link's QR code is an image served there (CONTRACT §16). */

@@ -1,7 +1,7 @@
 // What every dashboard route reads from a request and how it answers: form fields and query values
 // (bounded, strings only), the session the guard put on the response, and an HTML page sent.
 import type { Request, Response } from 'express';
-import type { Html } from './html.ts';
+import type { Html } from '../infra/html.ts';
 import type { Session } from './session.ts';
 import type { Speech } from './language.ts';
 import type { MessageKey } from '../i18n/catalogue.ts';

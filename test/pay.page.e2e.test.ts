@@ -11,7 +11,7 @@ import { waitUntil } from './helpers/wait.ts';
 import { attemptOf, cmPayer, get, newLink, post } from './helpers/pay.ts';
 import { deactivatePaymentLink } from '../commands/payment-links.ts';
 import { catalogues } from '../i18n/catalogue.ts';
-import { escapeHtml as esc } from '../pay/html.ts';
+import { escapeHtml as esc } from '../infra/html.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());

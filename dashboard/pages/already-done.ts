@@ -1,6 +1,6 @@
 // The answer to a form sent a second time (reload and "Resend", double click, Back then submit): what
 // the first sending did, that it was not done again, and never the secret it revealed.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import type { Summary } from '../form-once.ts';
 import { BASE, page, rich } from './layout.ts';

@@ -1,5 +1,5 @@
 // Sign-in and set-password (invitation) pages, and the plain message pages shown before sign-in.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import { MIN_PASSWORD_CHARS } from '../../infra/passwords.ts';
 import type { Speech } from '../language.ts';
 import { BASE, csrfField, notice, publicPage, rich } from './layout.ts';

@@ -1,7 +1,7 @@
 // The home page's balance over time (issue 35): per currency, the available balance at each day's
 // close over the last 30 days as an inline SVG line (no script, nothing fetched), with the figures
 // in a table beside it for screen readers and for exact amounts; and the statement download form.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { DailyClosing } from '../balance-history.ts';
 import type { Speech } from '../language.ts';
 import { BASE, money, rich } from './layout.ts';

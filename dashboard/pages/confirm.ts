@@ -1,6 +1,6 @@
 // The confirmation step for a browser without JavaScript: the server asks on a page of its own and
 // the form there carries `confirmed=yes` (with JavaScript a <dialog> asks and adds it).
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import { csrfField, page } from './layout.ts';
 

@@ -1,6 +1,6 @@
 // One payin, payout or transfer: the facts, the status timeline, the event history (every recorded
 // event, secrets redacted), its webhook events, and for a transfer both legs.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import type { Speech } from '../language.ts';
 import type { EventView } from '../../projections/webhook-events.ts';

@@ -1,6 +1,6 @@
 // The webhook event log (the data of GET /events) with filters, and one event with every delivery
 // attempt and a redeliver button (the effect of POST /events/{id}/redeliver).
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import type { Speech } from '../language.ts';
 import type { EventView } from '../../projections/webhook-events.ts';

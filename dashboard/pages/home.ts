@@ -1,6 +1,6 @@
 // Home: balances per currency and the getting-started checklist that takes a new merchant from
 // first sign-in to a working API key and webhook with nothing else to read.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import { BASE, money, page, rich, when } from './layout.ts';
 import { operatorNotice, type OperatorStatus } from './operator-notice.ts';

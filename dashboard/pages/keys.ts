@@ -1,6 +1,6 @@
 // API keys: the list, create (the secret revealed once), one key's page, rotate with a grace period
 // and revoke, each confirmed.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import type { KeyView } from '../data.ts';
 import { EXPIRY_CHOICES, GRACE_CHOICES } from '../actions.ts';

@@ -2,7 +2,7 @@
 // a navigation bar (the current page marked with aria-current), one <main>. Every word comes from the
 // catalogue in the page's language (i18n/, dashboard/language.ts). Plus the small formatting helpers
 // pages share: amounts and dates in that language (i18n/format.ts), statuses, confirmations.
-import { html, template, type Html } from '../html.ts';
+import { html, template, type Html } from '../../infra/html.ts';
 import { CSRF_FIELD } from '../csrf.ts';
 import { NONCE_FIELD, newNonce } from '../form-once.ts';
 import type { Speech } from '../language.ts';

@@ -1,7 +1,7 @@
 // Payins, payouts and transfers: a list with filters (status, dates) and a search by id or external
 // reference (a provider reference, or a value of your own `metadata` such as an order number). Each
 // row names its customer and shows its metadata (the first entry, the rest a click away).
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import type { Speech } from '../language.ts';
 import type { MessageKey } from '../../i18n/catalogue.ts';

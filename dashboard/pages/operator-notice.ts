@@ -1,7 +1,7 @@
 // The home page's notice of operators not fully available (CONTRACT §14): for each operator enabled
 // for this merchant that is closed or delayed for a flow, what that means for its payments. Nothing
 // at all while every one of them is operational.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { Speech } from '../language.ts';
 import { rich } from './layout.ts';
 

@@ -1,7 +1,7 @@
 // Payment links (CONTRACT §16): the list with the form that creates one, and one link's page with
 // the address to share (copyable), its QR code (the payer's page module serves it, public, at
 // qr_svg_url) to print or share, its payins, and deactivation (confirmed, once per form).
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import type { Speech } from '../language.ts';
 import { LINK_CURRENCIES, type LinkForm } from '../payment-links.ts';

@@ -2,7 +2,7 @@
 // left to refund on a completed payin, the form that refunds it in full (amount left empty) or in
 // part. The form is confirmed first (a <dialog> with JavaScript, else a page of the server's own)
 // and carries a one-time nonce, so a resent form refunds once.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import { BASE, badge, confirmForm, money, nonceField, rich, when } from './layout.ts';
 

@@ -1,7 +1,7 @@
 // The Webhooks page's endpoint list (CONTRACT.md §11): each endpoint with its URL, event filter and
 // status, a form to edit URL, filter and description, enable/disable, delete and a staged secret
 // rotation (each destructive action confirmed), and the form to add one.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import { ALL_EVENTS, type WebhookEndpoint } from '../../domain/webhook-endpoints.ts';
 import { BASE, badge, confirmForm, csrfField, nonceField, rich, when } from './layout.ts';

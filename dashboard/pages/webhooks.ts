@@ -2,7 +2,7 @@
 // delete, staged rotation: pages/webhook-endpoints.ts), the first endpoint's URL as the operator sets it
 // (checked by the same SSRF rules as the operator API), a signing secret revealed once (on adding an
 // endpoint, setting the URL or rotating), "send test event", and the latest events.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import type { EventView } from '../../projections/webhook-events.ts';
 import { BASE, confirmForm, csrfField, nonceField, notice, page, revealOnce, rich, when } from './layout.ts';

@@ -8,7 +8,7 @@ import { parseAmount } from '../../domain/money.ts';
 import { createRefund } from '../../commands/refunds.ts';
 import * as D from '../data.ts';
 import { meta } from '../actions.ts';
-import type { Html } from '../html.ts';
+import type { Html } from '../../infra/html.ts';
 import type { View } from '../http.ts';
 import type { Translate } from '../../i18n/catalogue.ts';
 import { Refusal, errorText } from '../refusal.ts';

@@ -3,7 +3,7 @@
 // without JavaScript; the script (static/pay.js) narrows the operators to the chosen country, shows
 // the code field only for an operator that needs one, and suggests country and operator from the
 // phone number with the prefix table the form carries (domain/mobile-prefixes.ts).
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { Speech } from '../language.ts';
 import type { PayableLink } from '../reads.ts';
 import type { MessageKey } from '../../i18n/catalogue.ts';

@@ -2,7 +2,7 @@
 // script of the page's own origin (no inline script or style: the CSP forbids both), one <main>, and a
 // link to the page in the other language. A page is a View: its title and its <main>, which the
 // script also receives as JSON to show without a reload.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { Speech } from '../language.ts';
 import { LANGUAGES } from '../../i18n/languages.ts';
 

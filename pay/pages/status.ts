@@ -2,7 +2,7 @@
 // operator; completed says it is paid; failed says why in plain words, with a fresh form to try again.
 // Without JavaScript the page reloads itself until the payment is final; with it, the script asks the
 // status URL and swaps the section in (its `data-poll` is the URL; none once final).
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { Speech } from '../language.ts';
 import type { LinkPayin, PayableLink } from '../reads.ts';
 import type { MessageKey } from '../../i18n/catalogue.ts';

@@ -1,6 +1,6 @@
 // What the page shows of a link, and nothing more (CONTRACT §16): the merchant's name, the link's
 // description and its amount in the page's language.
-import { html, type Html } from '../html.ts';
+import { html, type Html } from '../../infra/html.ts';
 import type { Speech } from '../language.ts';
 import type { PayableLink } from '../reads.ts';
 import { formatAmount } from '../../i18n/format.ts';

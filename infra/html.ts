@@ -1,6 +1,7 @@
-// HTML built from tagged templates: every interpolated value is escaped unless it is already Html
-// (the result of another html``), so a merchant's metadata or a customer's name can
-// never become markup. Arrays are joined; null, undefined and false render nothing.
+// HTML built from tagged templates, for the dashboard and the payer's page alike: every interpolated
+// value is escaped unless it is already Html (the result of another html``), so a merchant's name, a
+// link's description or a customer's name can never become markup. Arrays are joined; null, undefined
+// and false render nothing.
 export class Html {
   constructor(readonly value: string) {}
   toString(): string {
