@@ -22,14 +22,16 @@ fs.mkdirSync(path.join(root, '.tap'), { recursive: true });
 const keep = fs.createWriteStream(path.join(root, '.tap/last-run.tap'));
 const started = Date.now();
 /** The files: those named, else the lane's (test/lanes.ts): `--lane=services`, or the embedded lane. */
-function filesToRun(argv: string[]): { files: string[]; env: Record<string, string> } {
+function filesToRun(argv: string[]): { files: string[]; env: Record<string, string>; tapArgs: string[] } {
   const lane = argv.find((a) => a.startsWith('--lane='))?.slice('--lane='.length);
   const named = argv.filter((a) => !a.startsWith('--lane='));
-  if (named.length > 0) return { files: named, env: {} };
+  if (named.length > 0) return { files: named, env: {}, tapArgs: [] };
   // The crash suite runs its embedded run too in this lane (it runs the PostgreSQL one when DATABASE_URL is set).
-  if (lane === 'services') return { files: [...SERVICES, ...CI_ONLY], env: { CRASH_BOTH: '1' } };
+  // Three at a time there (package.json's four is for the embedded lane): its crash, browser and
+  // multi-process suites each keep several processes busy.
+  if (lane === 'services') return { files: [...SERVICES, ...CI_ONLY], env: { CRASH_BOTH: '1' }, tapArgs: ['--jobs=3'] };
   const all = fs.readdirSync(path.join(root, 'test')).filter((f) => f.endsWith('.test.ts')).map((f) => `test/${f}`).sort();
-  return { files: all.filter((f) => !CI_ONLY.includes(f)), env: {} };
+  return { files: all.filter((f) => !CI_ONLY.includes(f)), env: {}, tapArgs: [] };
 }
 const run = filesToRun(process.argv.slice(2));
 
@@ -53,7 +55,7 @@ ensureTapBuilt();
 
 const serverDir = process.env.DATABASE_URL ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-test-run-'));
 if (serverDir) fs.chmodSync(serverDir, 0o755); // the server's user must reach its data (as root: postgres)
-const child = spawn(process.execPath, [tapBin, '--reporter=tap', ...run.files], {
+const child = spawn(process.execPath, [tapBin, '--reporter=tap', ...run.tapArgs, ...run.files], {
   cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...run.env, ...(serverDir ? { MPA_TEST_PG_DIR: serverDir } : {}) },
 });
 
