@@ -1,10 +1,11 @@
 // The merchant's event feed (CONTRACT.md §12): its webhook events in feed order, the order of
 // `GET /events?order=asc&after=` and of `GET /events/stream`.
 //
-// Feed order is `webhook_events.feed_seq` (migration 024): drawn under a lock held to commit, so
-// positions become visible in order. A reader that has seen position P has seen every position
-// below it that will ever exist: resuming "after the last event I got" never skips an event that
-// committed late, and never repeats one. (created_at, the order of the newest-first list, is not
+// Feed order is `webhook_events.feed_seq` (migration 024): drawn under the merchant's own lock held
+// to commit (migration 034), so a merchant's positions become visible in order. A reader of the
+// merchant's feed that has seen position P has seen every position of that merchant below it that
+// will ever exist: resuming "after the last event I got" never skips an event that committed late,
+// and never repeats one. (created_at, the order of the newest-first list, is not
 // such an order: the recorder inserts rows out of order, several processes at once.)
 import type { Knex } from 'knex';
 import { DomainError } from '../domain/errors.ts';
@@ -45,19 +46,17 @@ export async function feedAfter(knex: Knex, merchantId: string, position: bigint
   return rows.map(toFeedEvent);
 }
 
-/** Every process-wide newest position (0 on an empty table). */
-export async function feedHead(knex: Knex): Promise<bigint> {
-  const row = (await knex('webhook_events').max('feed_seq as head').first()) as { head: string | null } | undefined;
-  return BigInt(row?.head ?? 0);
-}
-
-/** The merchants with events after `position`, and the newest position seen (one index range scan). */
-export async function merchantsMovedAfter(knex: Knex, position: bigint): Promise<{ head: bigint; merchants: string[] }> {
-  const rows = (await knex('webhook_events').where('feed_seq', '>', position.toString())
-    .groupBy('merchant_id').select('merchant_id', knex.raw('max(feed_seq)::text AS head'))) as Array<{ merchant_id: string; head: string }>;
-  let head = position;
-  for (const r of rows) if (BigInt(r.head) > head) head = BigInt(r.head);
-  return { head, merchants: rows.map((r) => r.merchant_id) };
+/**
+ * The newest feed position of each of these merchants (0 for one without events): one index probe
+ * each. Positions become visible in order per merchant only (migration 034), so a watch follows each
+ * merchant's own head; a head across merchants would let a merchant's late commit fall behind it.
+ */
+export async function merchantHeads(knex: Knex, merchantIds: string[]): Promise<Map<string, bigint>> {
+  const r = await knex.raw<{ rows: Array<{ merchant_id: string; head: string | null }> }>(
+    `SELECT m.id AS merchant_id, (SELECT max(w.feed_seq) FROM webhook_events w WHERE w.merchant_id = m.id)::text AS head
+       FROM unnest(?::uuid[]) AS m(id)`, [merchantIds],
+  );
+  return new Map(r.rows.map((x) => [x.merchant_id, BigInt(x.head ?? 0)]));
 }
 
 const FEED_CURSOR = 'feed';

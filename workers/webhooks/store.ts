@@ -13,8 +13,8 @@
 // the attempt that makes it final schedules its successor. Both sides lock the predecessor delivery
 // (FOR SHARE / FOR UPDATE), so a successor recorded while its predecessor finishes is never lost.
 //
-// Fan-out outside the feed lock (issue 40, migration 026): the event rows commit first (the feed
-// lock of migration 024 is held only for them), then the deliveries and jobs are written in a
+// Fan-out outside the feed lock (issue 40, migration 026): the event rows commit first (the
+// merchants' feed locks, migration 034, are held only for them), then the deliveries and jobs are written in a
 // transaction of their own. An event left with its fan-out undone (a crash between the two) is
 // fanned out when its message comes again: the recorder acknowledges a message only after both.
 import type { Knex } from 'knex';
@@ -90,10 +90,10 @@ type EventRows = Array<Record<string, unknown> & { id: string }>;
  * statement counts for that call).
  */
 interface Recorders {
-  /** No webhook URL: the rows alone, nothing to schedule (atomic without a transaction). */
+  /** No webhook URL: the rows alone, nothing to schedule (one statement: record_webhook_events, migration 034). */
   plain: StatementBatcher<EventRows, number>;
   /**
-   * In order, each new row, committed; then, outside the feed lock, a delivery per endpoint, each with
+   * In order, each new row, committed; then, outside the merchants' feed locks, a delivery per endpoint, each with
    * its first delivery job if that endpoint's delivery of the resource's previous event is final: the
    * procedure record_webhook_events_fanout (migration 026), one round trip.
    */
@@ -108,8 +108,9 @@ function recorders(s: Services): Recorders {
   const newPerCall = (calls: EventRows[], inserted: Set<string>) => calls.map((rows) => rows.filter((row) => inserted.delete(row.id)).length);
   r = {
     plain: new StatementBatcher(async (calls) => {
-      const ids = (await s.knex('webhook_events').insert(calls.flat()).onConflict().ignore().returning('id')) as Array<{ id: string }>;
-      return newPerCall(calls, new Set(ids.map((x) => x.id)));
+      // A function, not a plain INSERT: it takes the rows' merchants' feed locks first, in one order (migration 034).
+      const res = await s.knex.raw<{ rows: Array<{ id: string }> }>('SELECT record_webhook_events(?::jsonb) AS id', [JSON.stringify(calls.flat())]);
+      return newPerCall(calls, new Set(res.rows.map((x) => x.id)));
     }),
     scheduling: new StatementBatcher(async (calls) => {
       // A CALL, never inside a transaction: the procedure commits the events before the fan-out.
