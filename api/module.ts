@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { ApiServices } from './services.ts';
 import type { ErrorDetail } from '../domain/errors.ts';
 import type { Scope } from '../domain/api-key-scopes.ts';
+import type { AuditDeclaration } from './middleware/audit.ts';
 
 export type AuthKind = 'merchant' | 'admin' | 'public';
 
@@ -26,6 +27,12 @@ export interface Operation {
   'x-scope'?: Scope | 'any';
   /** Requires an Idempotency-Key and replays its stored outcome. */
   'x-idempotent'?: boolean;
+  /**
+   * Operator operations that may change something (POST, PUT, PATCH, DELETE): the audit log entry a
+   * success records (CONTRACT §18), or `not-a-change` for one that only reads. Required: the server
+   * refuses to start without it (middleware/audit.ts).
+   */
+  'x-audit'?: AuditDeclaration | 'not-a-change';
   security?: unknown[];
 }
 

@@ -2,7 +2,8 @@
 // validation. Every response carries X-Request-Id; every error uses the contract's error body.
 // Each operation's route is a pipeline of small middlewares (middleware/), one concern each, in
 // this order: authentication (a throttle on failed attempts before it), the per-key rate limit,
-// the key's scope (CONTRACT §18), path and query validation, the Idempotency-Key, body validation, then the handler.
+// the key's scope (CONTRACT §18), path and query validation, the Idempotency-Key, body validation, then the handler
+// (an operator change's success recorded in the audit log before it is answered: middleware/audit.ts).
 import express, { type RequestHandler } from 'express';
 import type { ApiServices } from './services.ts';
 import type { ApiModule, BodyCheck, Handler, Operation } from './module.ts';
@@ -19,6 +20,7 @@ import { AuthFailures, limitRate } from './middleware/throttle.ts';
 import { validateBody, validatePathAndQuery } from './middleware/validate.ts';
 import { idempotently, requireIdempotencyKey } from './middleware/idempotency.ts';
 import { respond } from './middleware/respond.ts';
+import { audited } from './middleware/audit.ts';
 import { answerErrors, noSuchRoute } from './middleware/errors.ts';
 
 /** Replaces Express's `{id}` form with ours: OpenAPI `{id}` → Express `:id`. */
@@ -36,7 +38,7 @@ interface Shared {
   rateLimit: RequestHandler;
 }
 
-function pipeline(s: Shared, op: Operation, validator: OperationValidator, handler: Handler, check?: BodyCheck): RequestHandler[] {
+function pipeline(s: Shared, op: Operation, method: string, validator: OperationValidator, handler: Handler, check?: BodyCheck): RequestHandler[] {
   const auth = op['x-auth'];
   return [
     ...(auth === 'public' ? [] : [authenticate(s.services, auth, s.failures)]),
@@ -44,7 +46,7 @@ function pipeline(s: Shared, op: Operation, validator: OperationValidator, handl
     validatePathAndQuery(validator),
     ...(op['x-idempotent'] ? [requireIdempotencyKey] : []),
     validateBody(validator, check && ((body) => check(body, s.services.clock.now().toISOString()))),
-    respond(s.services, op['x-idempotent'] ? idempotently(handler) : (ctx) => handler(ctx)),
+    respond(s.services, audited(op, method, op['x-idempotent'] ? idempotently(handler) : (ctx) => handler(ctx))),
   ];
 }
 
@@ -71,7 +73,7 @@ export function createHttpApp(services: ApiServices, modules: ApiModule[], extra
       const handler = handlers[op.operationId];
       if (!handler) throw new Error(`no handler for operation ${op.operationId}`);
       const route = (app as unknown as Record<string, (p: string, ...h: RequestHandler[]) => void>)[method]!;
-      route.call(app, expressPath(path), labelRoute(path), ...pipeline(shared, op, validators.get(op.operationId)!, handler, bodyChecks[op.operationId]));
+      route.call(app, expressPath(path), labelRoute(path), ...pipeline(shared, op, method, validators.get(op.operationId)!, handler, bodyChecks[op.operationId]));
     }
   }
 

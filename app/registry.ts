@@ -31,6 +31,7 @@ import { transfersModule } from '../api/routes/transfers.ts';
 import { transfersProjection } from '../projections/transfers.ts';
 import { refundsProjection } from '../projections/refunds.ts';
 import { paymentLinksProjection } from '../projections/payment-links.ts';
+import { auditLogProjection } from '../projections/audit-log.ts';
 import { transferSaga } from '../workers/transfer-saga.ts';
 import { paymentLinkOutcomes } from '../workers/payment-link-outcomes.ts';
 import { historyModule } from '../api/routes/history.ts';
@@ -44,6 +45,7 @@ import { idempotencyPurge } from '../workers/idempotency-purge.ts';
 import { embeddedVacuum } from '../workers/embedded-vacuum.ts';
 import { makeDueRebuilds } from '../workers/due-rebuilds.ts';
 import { dashboardUsersModule } from '../api/routes/dashboard-users.ts';
+import { adminAuditLog } from '../api/routes/admin-audit-log.ts';
 
 export const apiModules: ApiModule[] = [
   adminMerchants,
@@ -71,6 +73,7 @@ export const apiModules: ApiModule[] = [
   metricsModule,
   adminReconciliation,
   dashboardUsersModule,
+  adminAuditLog,
 ];
 
 /** What a `--role worker` process serves besides liveness and readiness: its own metrics. */
@@ -86,6 +89,7 @@ export const projections: Projection[] = [
   refundsProjection,
   paymentLinksProjection,
   walletMovementsProjection,
+  auditLogProjection,
 ];
 
 export const workers: Worker[] = [

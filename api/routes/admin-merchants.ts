@@ -115,7 +115,7 @@ export const adminMerchants: ApiModule = {
   paths: {
     '/admin/merchants': {
       post: {
-        ...admin, operationId: 'adminCreateMerchant', summary: 'Create a merchant',
+        ...admin, operationId: 'adminCreateMerchant', 'x-audit': { action: 'merchant.created', target: { type: 'merchant', id: 'answer:id' }, merchant: 'answer:id' }, summary: 'Create a merchant',
         description:
           'A new active merchant with the default routing (every operator for ' +
           'payins and payouts, no corridor) and pricing. Create an API key next.',
@@ -132,7 +132,7 @@ export const adminMerchants: ApiModule = {
     },
     '/admin/merchants/{merchant_id}/status': {
       post: {
-        ...admin, operationId: 'adminSetMerchantStatus', summary: 'Activate or deactivate a merchant',
+        ...admin, operationId: 'adminSetMerchantStatus', 'x-audit': { action: 'merchant.status_set', target: { type: 'merchant', id: 'path:merchant_id' }, merchant: 'path:merchant_id' }, summary: 'Activate or deactivate a merchant',
         description: 'An inactive merchant\'s API keys are refused (401) until it is active again; nothing else changes.',
         parameters: [mid],
         requestBody: body({ type: 'object', additionalProperties: false, required: ['status'], properties: { status: { type: 'string', enum: ['active', 'inactive'] } } }),
@@ -141,7 +141,7 @@ export const adminMerchants: ApiModule = {
     },
     '/admin/merchants/{merchant_id}/api-keys': {
       post: {
-        ...admin, operationId: 'adminCreateApiKey', summary: 'Create an API key (the secret is shown once)',
+        ...admin, operationId: 'adminCreateApiKey', 'x-audit': { action: 'api_key.created', target: { type: 'api_key', id: 'answer:id' }, merchant: 'path:merchant_id' }, summary: 'Create an API key (the secret is shown once)',
         description:
           'api_key goes in X-Api-Key and api_secret in X-Api-Secret. The secret ' +
           'is answered here only: it is stored as a hash. expires_at is optional. scopes restricts the key, e.g. ' +
@@ -162,7 +162,7 @@ export const adminMerchants: ApiModule = {
     },
     '/admin/merchants/{merchant_id}/api-keys/{key_id}/rotate': {
       post: {
-        ...admin, operationId: 'adminRotateApiKey', summary: 'New secret for a key; the old one works for grace_seconds',
+        ...admin, operationId: 'adminRotateApiKey', 'x-audit': { action: 'api_key.rotated', target: { type: 'api_key', id: 'path:key_id' }, merchant: 'path:merchant_id' }, summary: 'New secret for a key; the old one works for grace_seconds',
         description: 'The key gets a new secret (answered once); the previous secret keeps working for grace_seconds (default 0: at once refused).',
         parameters: [mid, kid],
         requestBody: body({ type: 'object', additionalProperties: false, properties: { grace_seconds: { type: 'integer', minimum: 0, maximum: 604800 } } }),
@@ -171,14 +171,14 @@ export const adminMerchants: ApiModule = {
     },
     '/admin/merchants/{merchant_id}/api-keys/{key_id}/revoke': {
       post: {
-        ...admin, operationId: 'adminRevokeApiKey', summary: 'Revoke a key',
+        ...admin, operationId: 'adminRevokeApiKey', 'x-audit': { action: 'api_key.revoked', target: { type: 'api_key', id: 'path:key_id' }, merchant: 'path:merchant_id' }, summary: 'Revoke a key',
         description: 'The key is refused from now on (401); revoking is final.',
         parameters: [mid, kid], responses: { 200: json(ref('ApiKey')), 401: errors[401], 404: errors[404] },
       },
     },
     '/admin/merchants/{merchant_id}/webhook': {
       put: {
-        ...admin, operationId: 'adminSetWebhook', summary: 'Set the webhook URL; answers a new signing secret each call',
+        ...admin, operationId: 'adminSetWebhook', 'x-audit': { action: 'webhook.url_set', target: { type: 'merchant', id: 'path:merchant_id' }, merchant: 'path:merchant_id' }, summary: 'Set the webhook URL; answers a new signing secret each call',
         description:
           'Sets the URL events are POSTed to and answers a new signing secret (shown once) each ' +
           'call. The URL must be https and resolve to public addresses unless ALLOW_PRIVATE_URLS.',
@@ -189,7 +189,7 @@ export const adminMerchants: ApiModule = {
     },
     '/admin/merchants/{merchant_id}/routing': {
       put: {
-        ...admin, operationId: 'adminSetRouting', summary: 'Set enabled operators and corridors',
+        ...admin, operationId: 'adminSetRouting', 'x-audit': { action: 'merchant.routing_set', target: { type: 'merchant', id: 'path:merchant_id' }, merchant: 'path:merchant_id' }, summary: 'Set enabled operators and corridors',
         description:
           'Replaces the lists sent (payin_operators, payout_operators, corridors, ' +
           'kyc_required_operators); the lists left out keep their value. Answers the whole routing.',
@@ -201,13 +201,13 @@ export const adminMerchants: ApiModule = {
     },
     '/admin/merchants/{merchant_id}/corridors/{corridor_code}': {
       put: {
-        ...admin, operationId: 'adminAddCorridor', summary: 'Enable one transfer corridor, keeping the others',
+        ...admin, operationId: 'adminAddCorridor', 'x-audit': { action: 'merchant.corridor_added', target: { type: 'corridor', id: 'path:corridor_code' }, merchant: 'path:merchant_id' }, summary: 'Enable one transfer corridor, keeping the others',
         description: 'Idempotent: enabling a corridor already enabled changes nothing and answers the same routing.',
         parameters: [mid, corridorParam],
         responses: { 200: json(ref('Routing')), 400: errors[400], 401: errors[401], 404: errors[404] },
       },
       delete: {
-        ...admin, operationId: 'adminRemoveCorridor', summary: 'Disable one transfer corridor, keeping the others',
+        ...admin, operationId: 'adminRemoveCorridor', 'x-audit': { action: 'merchant.corridor_removed', target: { type: 'corridor', id: 'path:corridor_code' }, merchant: 'path:merchant_id' }, summary: 'Disable one transfer corridor, keeping the others',
         description: 'Idempotent: disabling a corridor that is not enabled changes nothing and answers the same routing. ' +
           'Transfers already created on it go on; new transfer quotes on it are refused (corridor_not_configured).',
         parameters: [mid, corridorParam],
@@ -216,7 +216,7 @@ export const adminMerchants: ApiModule = {
     },
     '/admin/merchants/{merchant_id}/pricing': {
       put: {
-        ...admin, operationId: 'adminSetPricing', summary: 'Set pricing per flow',
+        ...admin, operationId: 'adminSetPricing', 'x-audit': { action: 'merchant.pricing_set', target: { type: 'merchant', id: 'path:merchant_id' }, merchant: 'path:merchant_id' }, summary: 'Set pricing per flow',
         description:
           'Replaces the price rules sent (payin, payout, transfer: percent and ' +
           'fixed); the flows left out keep theirs. Applies to quotes made from now on.',

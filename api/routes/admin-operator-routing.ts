@@ -29,7 +29,7 @@ export const adminOperatorRouting: ApiModule = {
         parameters: [codeParam], responses: { 200: json(ref('OperatorRouting')), 401: errors[401], 404: errors[404] },
       },
       put: {
-        ...admin, operationId: 'adminSetOperatorRouting', summary: 'Set the providers that carry an operator\'s legs',
+        ...admin, operationId: 'adminSetOperatorRouting', 'x-audit': { action: 'operator.routing_set', target: { type: 'operator', id: 'path:operator_code' }, merchant: null }, summary: 'Set the providers that carry an operator\'s legs',
         description:
           'An ordered list of 1 to 3 providers (`sandbox`, `mtn_momo`, `pawapay`), no repeats (else 400 bad_request). Each must ' +
           'be configured in this service and serve the operator (else 400 provider_unavailable). New legs start at the first; ' +

@@ -77,7 +77,7 @@ export const adminOperators: ApiModule = {
         parameters: [codeParam], responses: { 200: json(ref('OperatorAvailability')), 401: errors[401], 404: errors[404] },
       },
       put: {
-        ...admin, operationId: 'adminSetOperatorAvailability', summary: 'Set an operator\'s availability for payins, payouts or both',
+        ...admin, operationId: 'adminSetOperatorAvailability', 'x-audit': { action: 'operator.availability_set', target: { type: 'operator', id: 'path:operator_code' }, merchant: null }, summary: 'Set an operator\'s availability for payins, payouts or both',
         description:
           '`closed`: new quotes and payments on this operator and flow are refused (400 operator_unavailable), nothing held, ' +
           'the quote not consumed (a transfer checks its payer\'s operator for payin and its recipient\'s for payout). Payments ' +

@@ -43,6 +43,7 @@ export const dashboardUsersModule: ApiModule = {
     '/admin/merchants/{merchant_id}/dashboard-users': {
       post: {
         'x-auth': 'admin', tags, operationId: 'adminInviteDashboardUser',
+        'x-audit': { action: 'dashboard_user.invited', target: { type: 'dashboard_user', id: 'answer:id' }, merchant: 'path:merchant_id' },
         summary: 'Create a merchant dashboard user (or invite one again); answers a one-time set-password link',
         description: 'An e-mail address belongs to one merchant (another merchant\'s address is a 400). Inviting an existing ' +
           'user again issues a new link (the old one stops working); the password changes only when the link is used.',

@@ -112,6 +112,7 @@ export const eventsModule: ApiModule = {
     '/admin/merchants/{merchant_id}/webhook/rotate-secret': {
       post: {
         'x-auth': 'admin', tags: ['Operator'], operationId: 'adminRotateWebhookSecret',
+        'x-audit': { action: 'webhook.secret_rotated', target: { type: 'merchant', id: 'path:merchant_id' }, merchant: 'path:merchant_id' },
         summary: 'A new webhook signing secret for the configured URL (answered once)',
         description: "A new secret for the merchant's first webhook endpoint, at once: every attempt from now on is signed " +
           'with it (also retries of earlier events). 400 when the merchant has no endpoint.',

@@ -95,7 +95,7 @@ export const operationsModule: ApiModule = {
     },
     '/admin/audit': {
       post: {
-        ...admin, operationId: 'adminRunAudit', summary: 'Replay every event: verify the ledger and compare every read model with a fresh fold',
+        ...admin, operationId: 'adminRunAudit', 'x-audit': 'not-a-change', summary: 'Replay every event: verify the ledger and compare every read model with a fresh fold',
         description: 'Runs in the request (use `npm run audit` for very large histories). Read-only: never blocks the API or the projector.',
         responses: { 200: json(ref('AuditReport')), 401: errors[401] },
       },
@@ -119,7 +119,7 @@ export const operationsModule: ApiModule = {
     },
     '/admin/projections/{projection}/rebuild': {
       post: {
-        ...admin, operationId: 'adminRebuildProjection', summary: 'Start an online rebuild of one projection (202; follow it in GET /admin/projections)',
+        ...admin, operationId: 'adminRebuildProjection', 'x-audit': { action: 'projection.rebuild_started', target: { type: 'projection', id: 'path:projection' }, merchant: null }, summary: 'Start an online rebuild of one projection (202; follow it in GET /admin/projections)',
         description: 'The API keeps answering from the current tables until the rebuilt ones have caught up and are swapped in.',
         parameters: [{ name: 'projection', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,62}$' } }],
         responses: { 202: json({ type: 'object' }, 'Started (or already running)'), 401: errors[401], 404: errors[404] },

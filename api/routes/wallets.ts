@@ -127,6 +127,7 @@ export const walletsModule: ApiModule = {
     '/admin/merchants/{merchant_id}/wallets/{currency}/top-ups': {
       post: {
         'x-auth': 'admin', tags: ['Operator'], operationId: 'adminTopUpWallet',
+        'x-audit': { action: 'wallet.topped_up', target: { type: 'top_up', id: 'answer:id' }, merchant: 'path:merchant_id' },
         description: 'Sandbox funding: credits the merchant\'s wallet in that currency (XAF or XOF) and answers the ledger entry. '
           + 'With an Idempotency-Key (scoped to the merchant, kept for ever) a retry answers the same entry (with `_meta.idempotency_replayed: true`) '
           + 'and credits once; the same key with another currency or amount is 409 idempotency_conflict. Without one, each call is a new top-up.',
