@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { ApiServices } from './services.ts';
 import type { ErrorDetail } from '../domain/errors.ts';
 import type { Scope } from '../domain/api-key-scopes.ts';
-import type { AuditDeclaration } from './middleware/audit.ts';
+import type { AuditAction } from '../domain/audit-log.ts';
 
 export type AuthKind = 'merchant' | 'admin' | 'public';
 
@@ -34,6 +34,19 @@ export interface Operation {
    */
   'x-audit'?: AuditDeclaration | 'not-a-change';
   security?: unknown[];
+}
+
+/**
+ * Where an audited value comes from (middleware/audit.ts): `path:<name>` (a path parameter) or
+ * `answer:<field>` (a field of the success answer's body, for what the call created).
+ */
+export type AuditSource = `path:${string}` | `answer:${string}`;
+
+/** An operator change's audit log entry (CONTRACT §18): its action, its target, and the merchant it concerns (null: operator-wide). */
+export interface AuditDeclaration {
+  action: AuditAction;
+  target: { type: string; id: AuditSource };
+  merchant: AuditSource | null;
 }
 
 export interface Ctx {

@@ -5,6 +5,8 @@ import type { Knex } from 'knex';
 import type { Services } from './services.ts';
 import { DomainError } from '../domain/errors.ts';
 import { hashPassword, verifyAgainstNothing, verifyPassword } from '../infra/passwords.ts';
+import type { Role } from '../domain/dashboard-roles.ts';
+import { checkTeamChange, lockOwners, type TeamActor } from './dashboard-team.ts';
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 export const MAX_FAILED_SIGN_INS = 5;
@@ -17,6 +19,7 @@ export interface DashboardUser {
   id: string;
   merchant_id: string;
   email: string;
+  role: Role;
   password_hash: string | null;
   password_set_at: Date | string | null;
   invite_expires_at: Date | string | null;
@@ -38,7 +41,7 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
 /** The operator API's view of a user (never a hash). */
 export function userView(u: DashboardUser) {
   return {
-    id: u.id, merchant_id: u.merchant_id, email: u.email,
+    id: u.id, merchant_id: u.merchant_id, email: u.email, role: u.role,
     status: u.password_hash ? 'active' : 'invited',
     created_at: iso(u.created_at), password_set_at: iso(u.password_set_at), last_sign_in_at: iso(u.last_sign_in_at),
   };
@@ -47,9 +50,12 @@ export function userView(u: DashboardUser) {
 /**
  * Creates the user (or, for an address the merchant already has, issues a new invitation: the way to
  * reset a forgotten password) and answers the one-time invitation token. An address another
- * merchant uses is refused.
+ * merchant uses is refused. `role`: a new user's (default owner, as the operator invites the first
+ * one); an existing user keeps theirs unless one is given. A new invitation for an existing user ends
+ * their sessions at once (a reset is asked when the password may be known to someone else). `by`:
+ * who invites, checked against the team's rules (commands/dashboard-team.ts).
  */
-export async function inviteUser(s: Services, merchantId: string, rawEmail: string) {
+export async function inviteUser(s: Services, merchantId: string, rawEmail: string, role?: Role, by: TeamActor = 'operator') {
   const email = normalizeEmail(rawEmail);
   if (!email) throw new DomainError('bad_request', 'Invalid e-mail address', [{ field: 'email', message: 'must be an e-mail address' }]);
   const merchant = await s.knex('merchants').where({ id: merchantId }).first('id');
@@ -58,21 +64,26 @@ export async function inviteUser(s: Services, merchantId: string, rawEmail: stri
   const now = s.clock.now();
   const expiresAt = new Date(now.getTime() + INVITE_TTL_MS);
   const row = await s.knex.transaction(async (tx) => {
+    const owners = await lockOwners(tx, merchantId);
     const existing = (await tx('dashboard_users').where({ email }).forUpdate().first()) as DashboardUser | undefined;
     if (existing && existing.merchant_id !== merchantId) {
       throw new DomainError('bad_request', 'This e-mail address is already used by another merchant', [{ field: 'email', message: 'already in use' }]);
     }
-    if (existing) {
-      const [u] = await tx('dashboard_users').where({ id: existing.id })
-        .update({ invite_token_hash: sha256(token), invite_expires_at: expiresAt }).returning('*');
-      return u as DashboardUser;
-    }
+    checkTeamChange(owners, by, existing?.role, role ?? existing?.role ?? 'owner');
+    if (existing) return reinvite(tx, existing, role, { invite_token_hash: sha256(token), invite_expires_at: expiresAt });
     const [u] = await tx('dashboard_users').insert({
-      id: randomUUID(), merchant_id: merchantId, email, invite_token_hash: sha256(token), invite_expires_at: expiresAt, created_at: now,
+      id: randomUUID(), merchant_id: merchantId, email, role: role ?? 'owner', invite_token_hash: sha256(token), invite_expires_at: expiresAt, created_at: now,
     }).returning('*');
     return u as DashboardUser;
   });
   return { user: row, token, expiresAt };
+}
+
+/** A new invitation for an existing user (checked by the caller): their sessions end, their role changes only when one is given. */
+async function reinvite(tx: Knex.Transaction, existing: DashboardUser, role: Role | undefined, invite: Record<string, unknown>): Promise<DashboardUser> {
+  const [u] = await tx('dashboard_users').where({ id: existing.id }).update({ ...invite, role: role ?? existing.role }).returning('*');
+  await tx('dashboard_sessions').where({ user_id: existing.id }).delete();
+  return u as DashboardUser;
 }
 
 export async function listUsers(knex: Knex, merchantId: string): Promise<DashboardUser[]> {

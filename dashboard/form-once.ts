@@ -10,6 +10,7 @@ import { DomainError } from '../domain/errors.ts';
 import { requestHash, unkeyedRequestHash, type Claim } from '../commands/idempotency.ts';
 import type { Session } from './session.ts';
 import { Refusal } from './refusal.ts';
+import { noteFormRan } from './audit-notes.ts';
 
 export const NONCE_FIELD = 'form_nonce';
 
@@ -72,6 +73,8 @@ export async function once<R>(
   } finally {
     stopRenewing();
   }
-  await s.idempotency.complete(c, 200, summarise(result));
+  const summary = summarise(result);
+  await s.idempotency.complete(c, 200, summary);
+  noteFormRan(session, summary); // the change ran: its audit entry names what it made (audit.ts)
   return { kind: 'first', result };
 }

@@ -25,6 +25,11 @@ const DONE: Record<string, MessageKey> = {
   expired: 'dash.done.expired',
   link_created: 'dash.done.link_created',
   link_deactivated: 'dash.done.link_deactivated',
+  role_changed: 'team.done.role_changed',
+  role_same: 'team.done.role_same',
+  member_removed: 'team.done.member_removed',
+  session_ended: 'team.done.session_ended',
+  others_ended: 'team.done.others_ended',
 };
 
 /** What a signed-in page is rendered with: the session and the page's language (language.ts). */

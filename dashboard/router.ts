@@ -21,12 +21,15 @@ import { addMoneyRoutes } from './routes/money.ts';
 import { addStatementRoutes } from './routes/statements.ts';
 import { addRefundRoutes } from './routes/refunds.ts';
 import { addPaymentLinkRoutes } from './routes/payment-links.ts';
+import { addTeamRoutes } from './routes/team.ts';
+import { addSessionRoutes } from './routes/sessions.ts';
+import { everyRouteGuarded, routesOf, type RouteNeed } from './permissions.ts';
 
 const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
 
 // One router, not one per group: a nested router answers an OPTIONS request for its own paths itself,
 // where here every request goes on to the session guard and the not-found page, in the order below.
-function dashboardRouter(s: ApiServices): express.Router {
+function dashboardRouter(s: ApiServices): { router: express.Router; signedInFrom: number } {
   const r = express.Router();
   r.use(securityHeaders(s.config.providers.publicBaseUrl));
   r.use((req, res, next) => {
@@ -44,6 +47,8 @@ function dashboardRouter(s: ApiServices): express.Router {
   addSignInRoutes(r, s);
   // Signed in from here on.
   r.use(signedIn(s));
+  // Every route added from here on names the permission it needs (permissions.ts), or the dashboard refuses to start.
+  const signedInFrom = r.stack.length;
   addHomeRoutes(r, s);
   addKeyRoutes(r, s);
   addWebhookRoutes(r, s);
@@ -52,12 +57,21 @@ function dashboardRouter(s: ApiServices): express.Router {
   addStatementRoutes(r, s);
   addRefundRoutes(r, s);
   addPaymentLinkRoutes(r, s);
+  addTeamRoutes(r, s);
+  addSessionRoutes(r, s);
+  everyRouteGuarded(r, signedInFrom);
   r.use(notFound);
   r.use(errorPage(s));
-  return r;
+  return { router: r, signedInFrom };
 }
+
+/** Every signed-in route with the permission it names, from the router itself (the roles test walks them all). */
+export const signedInRoutes = (s: ApiServices): RouteNeed[] => {
+  const { router, signedInFrom } = dashboardRouter(s);
+  return routesOf(router, signedInFrom);
+};
 
 /** The hook app.ts hands createHttpApp: mounts the dashboard before the API's JSON-only body rules. */
 export const mountDashboard = (s: ApiServices) => (app: express.Express) => {
-  app.use(BASE, dashboardRouter(s));
+  app.use(BASE, dashboardRouter(s).router);
 };

@@ -1,14 +1,17 @@
 // Dashboard sessions: a random 32-byte id in an HttpOnly, SameSite=Strict cookie (Secure and
 // `__Host-`-named over https), kept in the database only as its SHA-256, ending after
 // DASHBOARD_SESSION_IDLE_MINUTES without a request, after MAX_SESSION_MS in any case, and at
-// sign-out. Each session has its own CSRF token.
+// sign-out. Each session has its own CSRF token. Each row also keeps, for the member's sessions page
+// (member-sessions.ts), the browser (User-Agent) and address it signed in from, and a public id that
+// names it in the forms that end it.
 import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { ApiServices } from '../api/services.ts';
 import { newToken } from './csrf.ts';
 import { sha256 } from '../commands/dashboard-users.ts';
+import type { Role } from '../domain/dashboard-roles.ts';
 
-const MAX_SESSION_MS = 7 * 24 * 3600 * 1000;
+export const MAX_SESSION_MS = 7 * 24 * 3600 * 1000;
 /** The idle expiry is pushed back at most this often (one write per session per minute). */
 const TOUCH_EVERY_MS = 60_000;
 
@@ -17,8 +20,22 @@ export interface Session {
   userId: string;
   merchantId: string;
   email: string;
+  /** Read with the session on every request: a role changed or a member removed holds from their next request. */
+  role: Role;
+  /** The id the sessions page names this session by (never the cookie, never its hash). */
+  publicId: string;
   merchantName: string;
   csrfToken: string;
+}
+
+const MAX_USER_AGENT_CHARS = 500;
+
+/** Where a sign-in came from, for the sessions page: the request's User-Agent and address (as the API logs them: the socket's peer). */
+function origin(res: Response): { user_agent: string | null; ip: string | null } {
+  const req = res.req as Request | undefined;
+  const ua = req?.header('user-agent');
+  const ip = req?.socket.remoteAddress;
+  return { user_agent: ua ? ua.slice(0, MAX_USER_AGENT_CHARS) : null, ip: ip ? ip.replace(/^::ffff:/, '').slice(0, 100) : null };
 }
 
 export function secureCookies(s: ApiServices, req: Request): boolean {
@@ -50,7 +67,7 @@ export async function startSession(s: ApiServices, res: Response, secure: boolea
   // Old sessions are cleared here rather than by a job: sign-ins are rare, the index makes it cheap.
   await s.knex('dashboard_sessions').where('expires_at', '<', now).delete();
   await s.knex('dashboard_sessions').insert({
-    id_hash: sha256(id), user_id: user.id, merchant_id: user.merchant_id, csrf_token: newToken(),
+    id_hash: sha256(id), user_id: user.id, merchant_id: user.merchant_id, csrf_token: newToken(), ...origin(res),
     created_at: now, last_seen_at: now, expires_at: new Date(now.getTime() + idleMs(s)),
   });
   setCookie(res, sessionCookieName(secure), id, secure);
@@ -66,7 +83,7 @@ export async function currentSession(s: ApiServices, req: Request, secure: boole
     .join('dashboard_users as u', 'u.id', 's.user_id')
     .leftJoin('merchants as m', 'm.id', 's.merchant_id')
     .where('s.id_hash', sha256(id))
-    .first('s.id_hash', 's.user_id', 's.merchant_id', 's.csrf_token', 's.created_at', 's.last_seen_at', 's.expires_at', 'u.email', 'm.name as merchant_name');
+    .first('s.id_hash', 's.user_id', 's.merchant_id', 's.csrf_token', 's.created_at', 's.last_seen_at', 's.expires_at', 's.public_id', 'u.email', 'u.role', 'm.name as merchant_name');
   if (!row) return undefined;
   const now = s.clock.now().getTime();
   if (new Date(row.expires_at).getTime() <= now || new Date(row.created_at).getTime() + MAX_SESSION_MS <= now) {
@@ -78,7 +95,7 @@ export async function currentSession(s: ApiServices, req: Request, secure: boole
       .update({ last_seen_at: new Date(now), expires_at: new Date(now + idleMs(s)) });
   }
   return {
-    idHash: row.id_hash, userId: row.user_id, merchantId: row.merchant_id, email: row.email,
+    idHash: row.id_hash, userId: row.user_id, merchantId: row.merchant_id, email: row.email, role: row.role, publicId: row.public_id,
     merchantName: row.merchant_name ?? '', csrfToken: row.csrf_token,
   };
 }

@@ -82,6 +82,3 @@ export function auditEntry(e: AuditEntry): AuditEntry {
   invariant(!Number.isNaN(Date.parse(e.at)), 'audit: the time is not a date');
   return e;
 }
-
-/** What a member or the operator is called in an entry's actor: `operator:<fingerprint>` or `member:<id>` (the list's `actor` filter takes either form, or the bare id). */
-export const actorName = (a: AuditActor) => `${a.type}:${a.id}`;

@@ -6,23 +6,9 @@
 // before the answer is sent. A refused or failed call (an error thrown, a 4xx) records nothing.
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
-import type { Ctx, Operation, Reply } from '../module.ts';
+import type { AuditDeclaration, AuditSource, Ctx, Operation, Reply } from '../module.ts';
 import type { Answer } from './respond.ts';
 import { recordAuditEntry } from '../../commands/audit-log.ts';
-import type { AuditAction } from '../../domain/audit-log.ts';
-
-/**
- * Where a value comes from: `path:<name>` (a path parameter) or `answer:<field>` (a field of the
- * success answer's body, for what the call created).
- */
-export type AuditSource = `path:${string}` | `answer:${string}`;
-
-export interface AuditDeclaration {
-  action: AuditAction;
-  target: { type: string; id: AuditSource };
-  /** The merchant the change concerns; null for an operator-wide change (its entry goes to the operator's audit stream). */
-  merchant: AuditSource | null;
-}
 
 const MUTATING = new Set(['post', 'put', 'patch', 'delete']);
 

@@ -52,7 +52,7 @@ const parameters = [
 
 const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
-export const filterOf = (q: Record<string, unknown>): AuditFilter => ({
+const filterOf = (q: Record<string, unknown>): AuditFilter => ({
   merchantId: text(q.merchant_id), actor: text(q.actor), action: text(q.action), from: text(q.from), to: text(q.to),
 });
 

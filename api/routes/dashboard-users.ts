@@ -5,16 +5,18 @@ import type { ApiModule } from '../module.ts';
 import { body, errors, idParam, json, ref } from '../openapi/common.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { inviteUser, listUsers, userView } from '../../commands/dashboard-users.ts';
+import { ROLES } from '../../domain/dashboard-roles.ts';
 
 const tags = ['Operator'];
 const mid = idParam('merchant_id');
+const role = { type: 'string', enum: [...ROLES], description: 'What the member may do in the dashboard (docs/DASHBOARD-TEAM.md)' };
 
 const schemas = {
   DashboardUser: {
     type: 'object',
-    required: ['id', 'merchant_id', 'email', 'status', 'created_at', 'password_set_at', 'last_sign_in_at'],
+    required: ['id', 'merchant_id', 'email', 'role', 'status', 'created_at', 'password_set_at', 'last_sign_in_at'],
     properties: {
-      id: ref('Uuid'), merchant_id: ref('Uuid'), email: { type: 'string', format: 'email' },
+      id: ref('Uuid'), merchant_id: ref('Uuid'), email: { type: 'string', format: 'email' }, role,
       status: { type: 'string', enum: ['invited', 'active'], description: 'invited until a password is set' },
       created_at: ref('DateTime'),
       password_set_at: { type: ['string', 'null'], format: 'date-time' },
@@ -25,10 +27,10 @@ const schemas = {
     type: 'object',
     description: 'The user plus a one-time invitation (shown once; valid 7 days; a new invitation replaces it).',
     required: [
-      'id', 'merchant_id', 'email', 'status', 'created_at', 'password_set_at', 'last_sign_in_at', 'invitation_token', 'invitation_path', 'invitation_expires_at',
+      'id', 'merchant_id', 'email', 'role', 'status', 'created_at', 'password_set_at', 'last_sign_in_at', 'invitation_token', 'invitation_path', 'invitation_expires_at',
     ],
     properties: {
-      id: ref('Uuid'), merchant_id: ref('Uuid'), email: { type: 'string' }, status: { type: 'string' }, created_at: ref('DateTime'),
+      id: ref('Uuid'), merchant_id: ref('Uuid'), email: { type: 'string' }, role, status: { type: 'string' }, created_at: ref('DateTime'),
       password_set_at: { type: ['string', 'null'] }, last_sign_in_at: { type: ['string', 'null'] },
       invitation_token: { type: 'string', description: 'Shown once' },
       invitation_path: { type: 'string', description: 'Open this path on the service (e.g. http://127.0.0.1:3000/dashboard/invite?token=…) to set the password' },
@@ -46,11 +48,13 @@ export const dashboardUsersModule: ApiModule = {
         'x-audit': { action: 'dashboard_user.invited', target: { type: 'dashboard_user', id: 'answer:id' }, merchant: 'path:merchant_id' },
         summary: 'Create a merchant dashboard user (or invite one again); answers a one-time set-password link',
         description: 'An e-mail address belongs to one merchant (another merchant\'s address is a 400). Inviting an existing ' +
-          'user again issues a new link (the old one stops working); the password changes only when the link is used.',
+          'user again issues a new link (the old one stops working) and ends their dashboard sessions at once; the password ' +
+          'changes only when the link is used. `role`: a new user\'s role (default `owner`); an existing user keeps theirs ' +
+          'unless `role` is given. A change that would leave the merchant without an owner is a 400.',
         parameters: [mid],
         requestBody: body({
           type: 'object', additionalProperties: false, required: ['email'],
-          properties: { email: { type: 'string', minLength: 3, maxLength: 254 } },
+          properties: { email: { type: 'string', minLength: 3, maxLength: 254 }, role },
         }),
         responses: { 201: json(ref('DashboardInvitation'), 'Invited'), 400: errors[400], 401: errors[401], 404: errors[404] },
       },
@@ -64,7 +68,7 @@ export const dashboardUsersModule: ApiModule = {
   },
   handlers: {
     adminInviteDashboardUser: async (ctx) => {
-      const { user, token, expiresAt } = await inviteUser(ctx.services, ctx.params.merchant_id!, ctx.body.email);
+      const { user, token, expiresAt } = await inviteUser(ctx.services, ctx.params.merchant_id!, ctx.body.email, ctx.body.role);
       return {
         status: 201,
         body: {

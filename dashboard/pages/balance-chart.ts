@@ -51,13 +51,14 @@ function statementForm(v: Speech, from: string, to: string): Html {
 </form>`;
 }
 
-export function balanceHistory(v: Speech, charts: Array<{ currency: string; days: DailyClosing[] }>): Html {
+/** `statements`: whether the reader's role may download statements (the form is left out otherwise). */
+export function balanceHistory(v: Speech, charts: Array<{ currency: string; days: DailyClosing[] }>, statements = true): Html {
   const days = charts[0]?.days ?? [];
   return html`<section aria-labelledby="history-h">
 <h2 id="history-h">${v.t('dash.chart.title')}</h2>
 ${charts.map((c) => chart(v, c.currency, c.days))}
-<h3>${v.t('dash.statement.title')}</h3>
+${statements ? html`<h3>${v.t('dash.statement.title')}</h3>
 <p class="muted">${rich(v, 'dash.statement.intro', { call: html`<code>GET /statements</code>` })}</p>
-${statementForm(v, days[0]?.day ?? '', days[days.length - 1]?.day ?? '')}
+${statementForm(v, days[0]?.day ?? '', days[days.length - 1]?.day ?? '')}` : ''}
 </section>`;
 }

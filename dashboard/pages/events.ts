@@ -1,6 +1,7 @@
 // The webhook event log (the data of GET /events) with filters, and one event with every delivery
 // attempt and a redeliver button (the effect of POST /events/{id}/redeliver).
 import { html, type Html } from '../../infra/html.ts';
+import { allows } from '../../domain/dashboard-roles.ts';
 import type { View } from '../http.ts';
 import type { Speech } from '../language.ts';
 import type { EventView } from '../../projections/webhook-events.ts';
@@ -74,7 +75,7 @@ ${notice(o.info)}${notice(o.error, 'error')}
 <dt>${v.t('dash.events.delivery')}</dt><dd>${badge(v, e.delivery_status)}</dd>
 <dt>${v.t('dash.events.next_attempt')}</dt><dd>${when(v, e.next_attempt_at)}</dd>
 </dl>
-${o.canRedeliver ? html`<form method="post" action="${BASE}/events/${e.id}/redeliver" class="inline">
+${!allows(v.session.role, 'events:redeliver') ? '' : o.canRedeliver ? html`<form method="post" action="${BASE}/events/${e.id}/redeliver" class="inline">
   ${csrfField(v.session.csrfToken)}${nonceField()}
   <button type="submit">${v.t('dash.events.redeliver')}</button>
   <span class="help">${v.t('dash.events.redeliver_help')}</span>

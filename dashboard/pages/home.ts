@@ -1,6 +1,7 @@
 // Home: balances per currency and the getting-started checklist that takes a new merchant from
 // first sign-in to a working API key and webhook with nothing else to read.
 import { html, type Html } from '../../infra/html.ts';
+import { allows } from '../../domain/dashboard-roles.ts';
 import type { View } from '../http.ts';
 import { BASE, money, page, rich, when } from './layout.ts';
 import { operatorNotice, type OperatorStatus } from './operator-notice.ts';
@@ -65,12 +66,13 @@ ${step(v, p.firstPayment, v.t('dash.home.step_call'), html`${v.t('dash.home.step
 </section>`;
 }
 
+/** The getting-started checklist is for those who can follow it (create a key, set a webhook): owners, admins, developers. */
 export function homePage(v: View, d: HomeData): Html {
   return page(v, v.t('dash.home.title'), 'home', html`
 ${operatorNotice(v, d.operators)}
 ${balances(v, d.wallets)}
 
-${balanceHistory(v, d.history)}
+${balanceHistory(v, d.history, allows(v.session.role, 'statements:read'))}
 
-${checklist(v, d)}`);
+${allows(v.session.role, 'keys:manage') ? checklist(v, d) : ''}`);
 }

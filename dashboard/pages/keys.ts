@@ -1,6 +1,7 @@
 // API keys: the list, create (the secret revealed once), one key's page, rotate with a grace period
 // and revoke, each confirmed.
 import { html, type Html } from '../../infra/html.ts';
+import { allows } from '../../domain/dashboard-roles.ts';
 import type { View } from '../http.ts';
 import type { KeyView } from '../data.ts';
 import { EXPIRY_CHOICES, GRACE_CHOICES } from '../actions.ts';
@@ -25,7 +26,7 @@ function reveal(v: View, r: Revealed): Html {
 }
 
 function actions(v: View, k: KeyView): Html {
-  if (k.status === 'revoked') return html`<span class="muted">${v.t('dash.none')}</span>`;
+  if (k.status === 'revoked' || !allows(v.session.role, 'keys:manage')) return html`<span class="muted">${v.t('dash.none')}</span>`;
   const csrf = v.session.csrfToken;
   return html`<div class="actions">
 <form method="post" action="${BASE}/keys/${k.id}/rotate" class="inline" data-confirm="${v.t('dash.keys.rotate_question', { key: k.api_key })}">
@@ -66,13 +67,13 @@ export function keysPage(v: View, keys: KeyView[], o: { revealed?: Revealed | un
 ${notice(o.info)}
 ${o.revealed ? reveal(v, o.revealed) : ''}
 <p>${rich(v, 'dash.keys.intro', { key_header: html`<code>X-Api-Key</code>`, secret_header: html`<code>X-Api-Secret</code>` })}</p>
-<form method="post" action="${BASE}/keys" class="row">
+${allows(v.session.role, 'keys:manage') ? html`<form method="post" action="${BASE}/keys" class="row">
   ${csrfField(v.session.csrfToken)}${nonceField()}
   <label for="expires">${v.t('dash.keys.expires')}</label>
   <select id="expires" name="expires_in_days">${EXPIRY_CHOICES.map((e) => html`<option value="${e.days}">${v.t(e.label)}</option>`)}</select>
   ${accessFields(v)}
   <button type="submit">${v.t('dash.keys.create')}</button>
-</form>
+</form>` : ''}
 ${keys.length === 0 ? html`<p class="empty">${v.t('dash.keys.none')}</p>` : html`
 <div class="table-wrap"><table>
 <caption class="sr-only">${v.t('dash.keys.title')}</caption>

@@ -10,18 +10,21 @@ import type { View } from '../http.ts';
 import type { MessageKey } from '../../i18n/catalogue.ts';
 import { keyFor } from '../words.ts';
 import { formatAmount, formatDateTime } from '../../i18n/format.ts';
+import { allows, type Permission } from '../../domain/dashboard-roles.ts';
 
 export const BASE = '/dashboard';
 
-const NAV: Array<{ path: string; label: MessageKey; key: string }> = [
-  { path: '', label: 'dash.nav.home', key: 'home' },
-  { path: '/payins', label: 'dash.nav.payins', key: 'payins' },
-  { path: '/payouts', label: 'dash.nav.payouts', key: 'payouts' },
-  { path: '/transfers', label: 'dash.nav.transfers', key: 'transfers' },
-  { path: '/links', label: 'dash.nav.links', key: 'links' },
-  { path: '/webhooks', label: 'dash.nav.webhooks', key: 'webhooks' },
-  { path: '/events', label: 'dash.nav.events', key: 'events' },
-  { path: '/keys', label: 'dash.nav.keys', key: 'keys' },
+/** `need`: the permission the page's route names (routes/*.ts): a link the member's role may not open is not shown. */
+const NAV: Array<{ path: string; label: MessageKey; key: string; need: Permission }> = [
+  { path: '', label: 'dash.nav.home', key: 'home', need: 'home:read' },
+  { path: '/payins', label: 'dash.nav.payins', key: 'payins', need: 'money:read' },
+  { path: '/payouts', label: 'dash.nav.payouts', key: 'payouts', need: 'money:read' },
+  { path: '/transfers', label: 'dash.nav.transfers', key: 'transfers', need: 'money:read' },
+  { path: '/links', label: 'dash.nav.links', key: 'links', need: 'payment_links:read' },
+  { path: '/webhooks', label: 'dash.nav.webhooks', key: 'webhooks', need: 'webhooks:read' },
+  { path: '/events', label: 'dash.nav.events', key: 'events', need: 'events:read' },
+  { path: '/keys', label: 'dash.nav.keys', key: 'keys', need: 'keys:read' },
+  { path: '/team', label: 'team.nav', key: 'team', need: 'team:read' },
 ];
 
 /** A catalogue sentence with markup in its places (html.ts template). */
@@ -61,11 +64,12 @@ export function page(v: View, title: string, active: string, body: Html): Html {
     ${csrfField(session.csrfToken)}
     ${languageSwitch(v, 'link lang')}
     <span class="muted who">${session.email}</span>
+    <a class="link" href="${BASE}/sessions">${v.t('team.sessions.nav')}</a>
     <button type="submit" class="link">${v.t('dash.sign_out')}</button>
   </form>
 </header>
 <nav aria-label="${v.t('dash.nav.label')}"><ul>
-${NAV.map((n) => html`<li><a href="${BASE}${n.path}"${n.key === active ? html` aria-current="page"` : ''}>${v.t(n.label)}</a></li>`)}
+${NAV.filter((n) => allows(session.role, n.need)).map((n) => html`<li><a href="${BASE}${n.path}"${n.key === active ? html` aria-current="page"` : ''}>${v.t(n.label)}</a></li>`)}
 </ul></nav>
 <main id="main" tabindex="-1">
 <h1>${title}</h1>

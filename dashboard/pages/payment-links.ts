@@ -2,6 +2,7 @@
 // the address to share (copyable), its QR code (the payer's page module serves it, public, at
 // qr_svg_url) to print or share, its payins, and deactivation (confirmed, once per form).
 import { html, type Html } from '../../infra/html.ts';
+import { allows } from '../../domain/dashboard-roles.ts';
 import type { View } from '../http.ts';
 import type { Speech } from '../language.ts';
 import { LINK_CURRENCIES, type LinkForm } from '../payment-links.ts';
@@ -60,7 +61,7 @@ export function linksPage(v: View, links: Array<Record<string, any>>, nextCursor
   return page(v, v.t('dash.links.title'), 'links', html`
 ${notice(o.error, 'error')}
 <p>${v.t('dash.links.intro')}</p>
-${createForm(v, o.form ?? EMPTY_LINK_FORM)}
+${allows(v.session.role, 'payment_links:manage') ? createForm(v, o.form ?? EMPTY_LINK_FORM) : ''}
 <section aria-labelledby="links-h">
 <h2 id="links-h">${v.t('dash.links.caption')}</h2>
 ${linksTable(v, links)}
@@ -83,7 +84,7 @@ function share(v: Speech, l: Record<string, any>): Html {
 }
 
 export function linkPage(v: View, l: Record<string, any>, payins: Array<Record<string, any>>, names: Map<string, string>, info?: string): Html {
-  const deactivate = l.status === 'active'
+  const deactivate = l.status === 'active' && allows(v.session.role, 'payment_links:manage')
     ? confirmForm(`${linkPath(l.id)}/deactivate`, v.session.csrfToken, v.t('dash.links.deactivate'), v.t('dash.links.deactivate_question'), nonceField())
     : '';
   return page(v, v.t('dash.links.link_title', { id: l.id }), 'links', html`${notice(info)}

@@ -3,6 +3,7 @@
 // part. The form is confirmed first (a <dialog> with JavaScript, else a page of the server's own)
 // and carries a one-time nonce, so a resent form refunds once.
 import { html, type Html } from '../../infra/html.ts';
+import { allows } from '../../domain/dashboard-roles.ts';
 import type { View } from '../http.ts';
 import { BASE, badge, confirmForm, money, nonceField, rich, when } from './layout.ts';
 
@@ -35,6 +36,6 @@ ${refunds.length === 0 ? html`<p class="muted">${v.t('dash.refunds.none')}</p>` 
 <caption class="sr-only">${v.t('dash.refunds.caption')}</caption>
 <thead><tr><th scope="col">${v.t('dash.refunds.col_refund')}</th><th scope="col">${v.t('dash.col.status')}</th><th scope="col">${v.t('dash.col.amount')}</th><th scope="col">${v.t('dash.refunds.col_reason')}</th><th scope="col">${v.t('dash.col.created')}</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`}
-${payin.status === 'completed' && left > 0n ? refundForm(v, payin, left) : ''}
+${payin.status === 'completed' && left > 0n && allows(v.session.role, 'refunds:create') ? refundForm(v, payin, left) : ''}
 </section>`;
 }

@@ -2,6 +2,7 @@
 // status, a form to edit URL, filter and description, enable/disable, delete and a staged secret
 // rotation (each destructive action confirmed), and the form to add one.
 import { html, type Html } from '../../infra/html.ts';
+import { allows } from '../../domain/dashboard-roles.ts';
 import type { View } from '../http.ts';
 import { ALL_EVENTS, type WebhookEndpoint } from '../../domain/webhook-endpoints.ts';
 import { BASE, badge, confirmForm, csrfField, nonceField, rich, when } from './layout.ts';
@@ -50,18 +51,19 @@ ${confirmForm(`${base}/delete`, csrf, v.t('dash.endpoints.delete'), v.t('dash.en
 
 function endpointCard(v: View, e: WebhookEndpoint, names: string[], first: boolean): Html {
   const base = `${BASE}/webhooks/endpoints/${e.id}`;
+  const manage = allows(v.session.role, 'webhooks:manage');
   const events = e.enabledEvents.includes(ALL_EVENTS) ? v.t('dash.endpoints.all_events') : e.enabledEvents.join(', ');
   return html`<article class="endpoint" aria-labelledby="ep-${e.id}">
 <h3 id="ep-${e.id}"><code>${e.url}</code> ${badge(v, e.status)}${first ? html` <span class="muted">${v.t('dash.endpoints.first')}</span>` : ''}</h3>
 <p>${e.description ?? ''} <span class="muted">${rich(v, 'dash.endpoints.summary', { events, when: when(v, e.updatedAt) })}</span></p>
-<details><summary>${v.t('dash.endpoints.edit')}</summary>
+${manage ? html`<details><summary>${v.t('dash.endpoints.edit')}</summary>
 <form method="post" action="${base}" class="stack">
   ${csrfField(v.session.csrfToken)}
   ${endpointFields(v, `ep-${e.id}`, names, e)}
   <button type="submit">${v.t('dash.endpoints.save')}</button>
 </form>
 </details>
-${endpointActions(v, e, base)}
+${endpointActions(v, e, base)}` : ''}
 </article>`;
 }
 
@@ -70,12 +72,12 @@ export function endpointsSection(v: View, endpoints: WebhookEndpoint[], names: s
 <h2 id="endpoints-h">${v.t('dash.endpoints.title')}</h2>
 <p>${v.t('dash.endpoints.intro')}</p>
 ${endpoints.length === 0 ? html`<p class="muted">${v.t('dash.endpoints.none')}</p>` : endpoints.map((e, i) => endpointCard(v, e, names, i === 0))}
-<details${endpoints.length === 0 ? html` open` : ''}><summary>${v.t('dash.endpoints.add_title')}</summary>
+${allows(v.session.role, 'webhooks:manage') ? html`<details${endpoints.length === 0 ? html` open` : ''}><summary>${v.t('dash.endpoints.add_title')}</summary>
 <form method="post" action="${BASE}/webhooks/endpoints" class="stack">
   ${csrfField(v.session.csrfToken)}${nonceField()}
   ${endpointFields(v, 'new', names, { url: '', enabledEvents: [ALL_EVENTS], description: null })}
   <button type="submit">${v.t('dash.endpoints.add')}</button>
 </form>
-</details>
+</details>` : ''}
 </section>`;
 }

@@ -3,6 +3,7 @@
 // (checked by the same SSRF rules as the operator API), a signing secret revealed once (on adding an
 // endpoint, setting the URL or rotating), "send test event", and the latest events.
 import { html, type Html } from '../../infra/html.ts';
+import { allows } from '../../domain/dashboard-roles.ts';
 import type { View } from '../http.ts';
 import type { EventView } from '../../projections/webhook-events.ts';
 import { BASE, confirmForm, csrfField, nonceField, notice, page, revealOnce, rich, when } from './layout.ts';
@@ -81,8 +82,8 @@ export function webhooksPage(v: View, d: WebhooksData): Html {
 ${notice(d.info)}${notice(d.error, 'error')}
 ${revealedSecret(v, d)}
 ${endpointsSection(v, d.endpoints, d.eventNames)}
-${firstUrl(v, d)}
-${d.url ? signingAndTest(v) : ''}
+${allows(v.session.role, 'webhooks:manage') ? html`${firstUrl(v, d)}
+${d.url ? signingAndTest(v) : ''}` : ''}
 <section aria-labelledby="recent-h">
 <h2 id="recent-h">${v.t('dash.webhooks.latest')}</h2>
 ${eventsTable(v, d.recent)}

@@ -2,6 +2,7 @@
 // delivery attempts, and asking for a redelivery.
 import type { Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
+import { can } from '../permissions.ts';
 import { Refusal } from '../refusal.ts';
 import * as D from '../data.ts';
 import * as A from '../actions.ts';
@@ -11,7 +12,7 @@ import { once } from '../form-once.ts';
 import { done, locals, nonce, query, send } from '../http.ts';
 
 export function addEventRoutes(r: Router, s: ApiServices): void {
-  r.get('/events', async (req, res) => {
+  r.get('/events', can('events:read'), async (req, res) => {
     const { session } = locals(res);
     const f = {
       delivery_status: D.DELIVERY_FILTERS.includes(query(req, 'delivery_status') ?? '') ? query(req, 'delivery_status') : undefined,
@@ -21,7 +22,7 @@ export function addEventRoutes(r: Router, s: ApiServices): void {
     send(res, 200, eventsPage(locals(res), events.data, events.next_cursor, f));
   });
 
-  r.get('/events/:eventId', async (req, res) => {
+  r.get('/events/:eventId', can('events:read'), async (req, res) => {
     const { session } = locals(res);
     const ev = await D.eventOf(s, session.merchantId, String(req.params.eventId));
     if (!ev) throw new Refusal('dash.error.event_not_found', {}, 'not_found');
@@ -29,7 +30,7 @@ export function addEventRoutes(r: Router, s: ApiServices): void {
     send(res, 200, eventPage(locals(res), ev, { info: done(req, res), canRedeliver: url !== null }));
   });
 
-  r.post('/events/:eventId/redeliver', async (req, res) => {
+  r.post('/events/:eventId/redeliver', can('events:redeliver'), async (req, res) => {
     const { session } = locals(res);
     const ev = await D.eventOf(s, session.merchantId, String(req.params.eventId));
     if (!ev) throw new Refusal('dash.error.event_not_found', {}, 'not_found');

@@ -2,6 +2,7 @@
 // confirmation) and revoking (after a confirmation) one. A new secret is shown once, on the answer.
 import type { Request, Response, Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
+import { can } from '../permissions.ts';
 import { Refusal } from '../refusal.ts';
 import * as D from '../data.ts';
 import * as A from '../actions.ts';
@@ -66,14 +67,14 @@ async function revokeKey(s: ApiServices, req: Request, res: Response): Promise<v
 }
 
 export function addKeyRoutes(r: Router, s: ApiServices): void {
-  r.get('/keys', async (req, res) => {
+  r.get('/keys', can('keys:read'), async (req, res) => {
     const { session } = locals(res);
     send(res, 200, keysPage(locals(res), await D.keysOf(s, session.merchantId), { info: done(req, res) }));
   });
-  r.post('/keys', (req, res) => createKey(s, req, res));
-  r.get('/keys/:keyId', async (req, res) => {
+  r.post('/keys', can('keys:manage'), (req, res) => createKey(s, req, res));
+  r.get('/keys/:keyId', can('keys:read'), async (req, res) => {
     send(res, 200, keyPage(locals(res), await keyOr404(s, req, res)));
   });
-  r.post('/keys/:keyId/rotate', (req, res) => rotateKey(s, req, res));
-  r.post('/keys/:keyId/revoke', (req, res) => revokeKey(s, req, res));
+  r.post('/keys/:keyId/rotate', can('keys:manage'), (req, res) => rotateKey(s, req, res));
+  r.post('/keys/:keyId/revoke', can('keys:manage'), (req, res) => revokeKey(s, req, res));
 }

@@ -2,6 +2,7 @@
 // creation day and search) and one item with its history and webhook events.
 import type { Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
+import { can } from '../permissions.ts';
 import { Refusal } from '../refusal.ts';
 import * as D from '../data.ts';
 import { listPage } from '../pages/money.ts';
@@ -20,7 +21,7 @@ const NOT_FOUND = { payins: 'dash.error.payin_not_found', payouts: 'dash.error.p
 
 export function addMoneyRoutes(r: Router, s: ApiServices): void {
   for (const kind of ['payins', 'payouts', 'transfers'] as const) {
-    r.get(`/${kind}`, async (req, res) => {
+    r.get(`/${kind}`, can('money:read'), async (req, res) => {
       const { session } = locals(res);
       const form = { status: query(req, 'status'), from: query(req, 'from'), to: query(req, 'to'), q: query(req, 'q')?.trim().slice(0, 200) };
       const from = dayBound(form.from, false);
@@ -34,7 +35,7 @@ export function addMoneyRoutes(r: Router, s: ApiServices): void {
       send(res, 200, listPage(locals(res), kind, list.data, list.next_cursor, { ...form, status }, { names }));
     });
 
-    r.get(`/${kind}/:id`, async (req, res) => {
+    r.get(`/${kind}/:id`, can('money:read'), async (req, res) => {
       const { session } = locals(res);
       const id = String(req.params.id);
       const item = await D.readResource(s, session.merchantId, requestId(req), kind, id);

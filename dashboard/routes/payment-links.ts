@@ -4,6 +4,7 @@
 // deactivating is confirmed first (a <dialog> with JavaScript, else a page of the server's own).
 import type { Request, Response, Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
+import { can } from '../permissions.ts';
 import { DomainError } from '../../domain/errors.ts';
 import * as D from '../data.ts';
 import * as L from '../payment-links.ts';
@@ -74,8 +75,8 @@ async function deactivate(s: ApiServices, req: Request, res: Response): Promise<
 }
 
 export function addPaymentLinkRoutes(r: Router, s: ApiServices): void {
-  r.get('/links', (req, res) => listLinks(s, req, res));
-  r.post('/links', (req, res) => create(s, req, res));
-  r.get('/links/:linkId', (req, res) => show(s, req, res));
-  r.post('/links/:linkId/deactivate', (req, res) => deactivate(s, req, res));
+  r.get('/links', can('payment_links:read'), (req, res) => listLinks(s, req, res));
+  r.post('/links', can('payment_links:manage'), (req, res) => create(s, req, res));
+  r.get('/links/:linkId', can('payment_links:read'), (req, res) => show(s, req, res));
+  r.post('/links/:linkId/deactivate', can('payment_links:manage'), (req, res) => deactivate(s, req, res));
 }

@@ -3,6 +3,7 @@
 // the refund's id, so a claim taken over after a crash finds the refund it made).
 import type { Request, Response, Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
+import { can } from '../permissions.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { parseAmount } from '../../domain/money.ts';
 import { createRefund } from '../../commands/refunds.ts';
@@ -75,5 +76,5 @@ async function refund(s: ApiServices, req: Request, res: Response): Promise<void
 }
 
 export function addRefundRoutes(r: Router, s: ApiServices): void {
-  r.post('/payins/:id/refunds', (req, res) => refund(s, req, res));
+  r.post('/payins/:id/refunds', can('refunds:create'), (req, res) => refund(s, req, res));
 }

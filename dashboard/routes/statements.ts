@@ -3,6 +3,7 @@
 // (api/routes/statements.ts) for the session's merchant only, as an attachment.
 import type { Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
+import { can } from '../permissions.ts';
 import { answerStatement } from '../../api/routes/statements.ts';
 import { Refusal } from '../refusal.ts';
 import { locals, query, requestId } from '../http.ts';
@@ -16,7 +17,7 @@ function day(v: string | undefined, name: string, next: boolean): string {
 }
 
 export function addStatementRoutes(r: Router, s: ApiServices): void {
-  r.get('/statement', async (req, res) => {
+  r.get('/statement', can('statements:read'), async (req, res) => {
     const { session } = locals(res);
     const currency = query(req, 'currency');
     const format = query(req, 'format') ?? 'csv';

@@ -3,6 +3,7 @@
 // rotating are confirmed first (a <dialog> with JavaScript, else a page of the server's own).
 import type { Request, Response, Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
+import { can } from '../permissions.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { errorText } from '../refusal.ts';
 import * as E from '../webhook-endpoints.ts';
@@ -73,8 +74,8 @@ async function rotate(webhooks: RenderWebhooks, s: ApiServices, req: Request, re
 }
 
 export function addEndpointRoutes(r: Router, s: ApiServices, webhooks: RenderWebhooks): void {
-  r.post('/webhooks/endpoints', (req, res) => add(webhooks, s, req, res));
-  r.post('/webhooks/endpoints/:endpointId', async (req, res) => {
+  r.post('/webhooks/endpoints', can('webhooks:manage'), (req, res) => add(webhooks, s, req, res));
+  r.post('/webhooks/endpoints/:endpointId', can('webhooks:manage'), async (req, res) => {
     const { session } = locals(res);
     try {
       await E.editEndpoint(s, session, requestId(req), endpointId(req), formOf(req));
@@ -83,7 +84,7 @@ export function addEndpointRoutes(r: Router, s: ApiServices, webhooks: RenderWeb
       await refused(webhooks, s, req, res, err);
     }
   });
-  r.post('/webhooks/endpoints/:endpointId/status', async (req, res) => {
+  r.post('/webhooks/endpoints/:endpointId/status', can('webhooks:manage'), async (req, res) => {
     const { session } = locals(res);
     const status = field(req, 'status') === 'enabled' ? 'enabled' : 'disabled';
     const action = `${BASE}/webhooks/endpoints/${endpointId(req)}/status`;
@@ -96,7 +97,7 @@ export function addEndpointRoutes(r: Router, s: ApiServices, webhooks: RenderWeb
       await refused(webhooks, s, req, res, err);
     }
   });
-  r.post('/webhooks/endpoints/:endpointId/delete', async (req, res) => {
+  r.post('/webhooks/endpoints/:endpointId/delete', can('webhooks:manage'), async (req, res) => {
     const { session } = locals(res);
     const action = `${BASE}/webhooks/endpoints/${endpointId(req)}/delete`;
     const { t } = locals(res);
@@ -108,5 +109,5 @@ export function addEndpointRoutes(r: Router, s: ApiServices, webhooks: RenderWeb
       await refused(webhooks, s, req, res, err);
     }
   });
-  r.post('/webhooks/endpoints/:endpointId/rotate-secret', (req, res) => rotate(webhooks, s, req, res));
+  r.post('/webhooks/endpoints/:endpointId/rotate-secret', can('webhooks:manage'), (req, res) => rotate(webhooks, s, req, res));
 }

@@ -3,6 +3,7 @@
 // signing secret once), rotating that one's secret at once (after a confirmation), and a test event.
 import type { Request, Response, Router } from 'express';
 import type { ApiServices } from '../../api/services.ts';
+import { can } from '../permissions.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { Refusal, errorText } from '../refusal.ts';
 import * as D from '../data.ts';
@@ -60,11 +61,11 @@ async function rotateSecret(s: ApiServices, req: Request, res: Response): Promis
 }
 
 export function addWebhookRoutes(r: Router, s: ApiServices): void {
-  r.get('/webhooks', (req, res) => webhooks(s, req, res, 200));
-  r.post('/webhooks', (req, res) => setUrl(s, req, res));
-  r.post('/webhooks/rotate-secret', (req, res) => rotateSecret(s, req, res));
+  r.get('/webhooks', can('webhooks:read'), (req, res) => webhooks(s, req, res, 200));
+  r.post('/webhooks', can('webhooks:manage'), (req, res) => setUrl(s, req, res));
+  r.post('/webhooks/rotate-secret', can('webhooks:manage'), (req, res) => rotateSecret(s, req, res));
   addEndpointRoutes(r, s, webhooks);
-  r.post('/webhooks/test', async (req, res) => {
+  r.post('/webhooks/test', can('webhooks:manage'), async (req, res) => {
     const { session } = locals(res);
     const sent = await once(s, session, nonce(req), `${BASE}/webhooks/test`,
       (testId) => A.sendTestEvent(s, session, requestId(req), testId), (testId) => ({ action: 'test_sent', test_id: testId }));

@@ -2,5 +2,6 @@
 import { common } from './common.ts';
 import { dashboard } from './dashboard.ts';
 import { pay } from './pay.ts';
+import { team } from './team.ts';
 
-export const en = { ...common, ...dashboard, ...pay } as const;
+export const en = { ...common, ...dashboard, ...pay, ...team } as const;

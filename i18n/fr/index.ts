@@ -2,5 +2,6 @@
 import { common } from './common.ts';
 import { dashboard } from './dashboard.ts';
 import { pay } from './pay.ts';
+import { team } from './team.ts';
 
-export const fr = { ...common, ...dashboard, ...pay };
+export const fr = { ...common, ...dashboard, ...pay, ...team };

@@ -31,6 +31,7 @@ import * as m027 from './027_provider_leg_ids.ts';
 import * as m028 from './028_rebuild_failed_payments.ts';
 import * as m029 from './029_payment_links.ts';
 import * as m030 from './030_api_key_scopes.ts';
+import * as m031 from './031_dashboard_roles.ts';
 import * as m032 from './032_dashboard_two_factor.ts';
 import * as m033 from './033_audit_log.ts';
 import * as m034 from './034_event_feed_per_merchant.ts';
@@ -71,6 +72,7 @@ const migrations: Array<[string, Migration]> = [
   ['028_rebuild_failed_payments', m028],
   ['029_payment_links', m029],
   ['030_api_key_scopes', m030],
+  ['031_dashboard_roles', m031],
   ['032_dashboard_two_factor', m032],
   ['033_audit_log', m033],
   ['034_event_feed_per_merchant', m034],

@@ -76,8 +76,9 @@ export class FormClient {
   }
 }
 
-export async function inviteUser(h: TestApp, merchantId: string, email: string): Promise<{ token: string; path: string; body: any }> {
-  const r = await h.admin('POST', `/admin/merchants/${merchantId}/dashboard-users`, { email });
+/** The operator's invitation; `role` as the API takes it (left out: the API's default, owner). */
+export async function inviteUser(h: TestApp, merchantId: string, email: string, role?: string): Promise<{ token: string; path: string; body: any }> {
+  const r = await h.admin('POST', `/admin/merchants/${merchantId}/dashboard-users`, role === undefined ? { email } : { email, role });
   if (r.status !== 201) throw new Error(`invite failed: ${r.status} ${r.text}`);
   return { token: r.body.invitation_token, path: r.body.invitation_path, body: r.body };
 }
@@ -85,9 +86,9 @@ export async function inviteUser(h: TestApp, merchantId: string, email: string):
 export const PASSWORD = 'correct horse battery staple';
 
 /** Invite, set the password through the link, sign in: a signed-in client. */
-export async function signedInClient(h: TestApp, merchantId: string, email: string, password = PASSWORD, lang: 'en' | 'fr' | null = 'en'): Promise<FormClient> {
+export async function signedInClient(h: TestApp, merchantId: string, email: string, password = PASSWORD, lang: 'en' | 'fr' | null = 'en', role?: string): Promise<FormClient> {
   const c = new FormClient(h.url, lang);
-  const { path } = await inviteUser(h, merchantId, email);
+  const { path } = await inviteUser(h, merchantId, email, role);
   const set = await c.submit(path, '/dashboard/invite', { token: new URL(path, h.url).searchParams.get('token')!, password, password_confirm: password });
   if (set.status !== 303) throw new Error(`set password failed: ${set.status}`);
   const signIn = await c.submit('/dashboard/sign-in', '/dashboard/sign-in', { email, password });
