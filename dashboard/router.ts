@@ -24,6 +24,8 @@ import { addPaymentLinkRoutes } from './routes/payment-links.ts';
 import { addTeamRoutes } from './routes/team.ts';
 import { addSessionRoutes } from './routes/sessions.ts';
 import { everyRouteGuarded, routesOf, type RouteNeed } from './permissions.ts';
+import { addTwoFactorRoutes } from './routes/two-factor.ts';
+import { twoFactorGate } from './two-factor-gate.ts';
 
 const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
 
@@ -49,6 +51,9 @@ function dashboardRouter(s: ApiServices): { router: express.Router; signedInFrom
   r.use(signedIn(s));
   // Every route added from here on names the permission it needs (permissions.ts), or the dashboard refuses to start.
   const signedInFrom = r.stack.length;
+  // A member the team requires to use 2FA and who has none may only set it up (two-factor-gate.ts).
+  r.use(twoFactorGate(s));
+  addTwoFactorRoutes(r, s);
   addHomeRoutes(r, s);
   addKeyRoutes(r, s);
   addWebhookRoutes(r, s);

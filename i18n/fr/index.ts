@@ -3,5 +3,6 @@ import { common } from './common.ts';
 import { dashboard } from './dashboard.ts';
 import { pay } from './pay.ts';
 import { team } from './team.ts';
+import { twoFactor } from './two-factor.ts';
 
-export const fr = { ...common, ...dashboard, ...pay, ...team };
+export const fr = { ...common, ...dashboard, ...pay, ...team, ...twoFactor };
