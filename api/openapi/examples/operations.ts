@@ -88,7 +88,7 @@ export const operationExamples: Record<string, OperationExample> = {
   adminRemoveCorridor: { response: { ...x.routing, corridors: [] } },
   adminSetPricing: { request: { payin: x.pricing.payin }, response: x.pricing },
   adminTopUpWallet: { request: { amount: x.topUp.amount }, response: x.topUp },
-  adminInviteDashboardUser: { request: { email: x.dashboardInvitation.email }, response: x.dashboardInvitation },
+  adminInviteDashboardUser: { request: { email: x.dashboardInvitation.email, role: x.dashboardInvitation.role }, response: x.dashboardInvitation },
   adminListDashboardUsers: {
     response: { data: [Object.fromEntries(Object.entries(x.dashboardInvitation).filter(([k]) => !k.startsWith('invitation_')))] },
   },

@@ -137,6 +137,7 @@ export const dashboardInvitation = {
   id: '02ec31aa-449f-4bcb-8b7e-1b58bc6bc432',
   merchant_id: '4b9ad29f-bde2-48e2-b168-5285104359b8',
   email: 'awa@boutique-awa.example',
+  role: 'owner',
   status: 'invited',
   created_at: '2026-11-26T04:29:16.697Z',
   password_set_at: null,
