@@ -77,6 +77,8 @@ export class Scheduler {
   private pollWaiters = new Map<string, Array<() => void>>();
   private stopped = false;
   private inFlight = new Set<Promise<void>>();
+  /** The finished runs' removals among them (stop() sends them once the runs are over). */
+  private readonly removals = new Set<Promise<void>>();
   /** Finished runs removed together (one DELETE for the jobs that finish in one event-loop turn). */
   private readonly finished: StatementBatcher<{ kind: string; key: string; leaseId: string }, void>;
 
@@ -91,8 +93,8 @@ export class Scheduler {
     private readonly knex: Knex,
     private readonly clock: Clock,
     private readonly log: Logger,
-    /** Defaults for kinds that do not set their own. */
-    private readonly defaults: Pick<JobKindOptions, 'leaseMs'> = {},
+    /** Defaults for kinds that do not set their own, and the finished runs' removal window (FINISHED_WINDOW_MS). */
+    private readonly defaults: Pick<JobKindOptions, 'leaseMs'> & { finishedWindowMs?: number } = {},
   ) {
     this.finished = new StatementBatcher<{ kind: string; key: string; leaseId: string }, void>(async (runs) => {
       // Only each run's own lease: a replace() during the run scheduled a new one.
@@ -101,7 +103,7 @@ export class Scheduler {
         [runs.map((r) => r.kind), runs.map((r) => r.key), runs.map((r) => r.leaseId)],
       );
       return runs.map(() => undefined);
-    }, 256, FINISHED_WINDOW_MS);
+    }, 256, defaults.finishedWindowMs ?? FINISHED_WINDOW_MS);
   }
 
   register(name: string, handler: (job: Job) => Promise<JobOutcome>, opts: JobKindOptions = {}): void {
@@ -253,9 +255,12 @@ export class Scheduler {
           // Not awaited: the slot is free now, and the run's lease keeps the job from being claimed
           // again before its row goes (if the removal fails, the job runs again once the lease
           // expires: every job is idempotent). stop() waits for it.
-          this.track(this.finished.submit({ kind: row.kind, key: row.key, leaseId: row.lease_id }).catch((err: unknown) => {
+          const removal = this.finished.submit({ kind: row.kind, key: row.key, leaseId: row.lease_id }).catch((err: unknown) => {
             this.log.warn({ err, kind: k.name, key: row.key }, 'removing a finished job failed; it runs again after its lease');
-          }));
+          });
+          this.removals.add(removal);
+          void removal.finally(() => this.removals.delete(removal));
+          this.track(removal);
         }
       } catch (err) {
         this.log.warn({ err, kind: k.name, key: row.key, attempts: row.attempts }, 'job failed; will retry');
@@ -280,7 +285,13 @@ export class Scheduler {
     for (const k of this.kinds.values()) if (k.timer) clearTimeout(k.timer);
     for (const waiters of this.pollWaiters.values()) for (const w of waiters) w(); // no poll will come
     this.pollWaiters.clear();
-    // Until none is left: a run under way may still start its job's removal.
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    // Until none is left: the runs and polls under way first (a run may still start its job's
+    // removal), then the removals they gathered, sent at once rather than at their window's end.
+    while (this.inFlight.size > 0) {
+      const pending = [...this.inFlight];
+      await Promise.allSettled(pending.filter((p) => !this.removals.has(p)));
+      this.finished.flushNow();
+      await Promise.allSettled(pending);
+    }
   }
 }

@@ -30,6 +30,11 @@ export class StatementBatcher<In, Out> {
     });
   }
 
+  /** Sends what is gathered now instead of at the window's end (a scheduler stopping: nothing more will come). */
+  flushNow(): void {
+    if (this.queue.length > 0) this.flush();
+  }
+
   private flush(): void {
     this.scheduled = false;
     while (this.queue.length > 0) {
