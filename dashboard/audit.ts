@@ -1,9 +1,9 @@
 // The dashboard's audit log (CONTRACT §18): every signed-in POST declares below the action it
 // records, its target, and what answer means it was done; the dashboard refuses to start when a
 // signed-in POST route has no declaration (everyChangeDeclared), so a new form cannot be forgotten.
-// Once the answer is sent (`finish`), a change that was done is recorded with the member as its actor
-// (commands/audit-log.ts). A refused form (4xx), a confirmation page, a form sent again (form-once.ts)
-// or a failure records nothing.
+// A change that was done is recorded with the member as its actor (commands/audit-log.ts) before its
+// answer is sent. A refused form (4xx), a confirmation page, a form sent again (form-once.ts), a form
+// that changed nothing or a failure records nothing.
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { ApiServices } from '../api/services.ts';
 import { recordAuditEntry } from '../commands/audit-log.ts';
@@ -17,10 +17,12 @@ type TargetId = { param: string } | { summary: string } | 'member' | 'merchant';
 
 /**
  * What answer says the change was done: `once`, the one-time form ran (form-once.ts; not a repeat,
- * not a confirmation page) and the answer is not a refusal; a status, that answer (a 303 after the
- * change where a confirmation page is a 200).
+ * not a confirmation page) and the answer is not a refusal; `{ done }`, a 303 whose `?done=` code is
+ * one of these (the message the page shows after the change: a confirmation page is a 200, a form
+ * that changed nothing redirects without one, or with another); 200, that answer.
  */
-type Done = 'once' | 200 | 303;
+type Done = 'once' | 200 | { done: string[] };
+const redirect = (...done: string[]): Done => ({ done });
 
 interface DeclaredChange { action: AuditAction; target: { type: string; id: TargetId }; done: Done }
 
@@ -28,34 +30,42 @@ const change = (action: AuditAction, type: string, id: TargetId, done: Done): De
 
 /** Every signed-in POST route, by its path as the router has it. */
 export const DASHBOARD_CHANGES: Record<string, DeclaredChange> = {
-  '/sign-out': change('session.signed_out', 'dashboard_user', 'member', 303),
+  '/sign-out': change('session.signed_out', 'dashboard_user', 'member', redirect('signed_out')),
   '/keys': change('api_key.created', 'api_key', { summary: 'key_id' }, 'once'),
   '/keys/:keyId/rotate': change('api_key.rotated', 'api_key', { param: 'keyId' }, 'once'),
-  '/keys/:keyId/revoke': change('api_key.revoked', 'api_key', { param: 'keyId' }, 303),
+  '/keys/:keyId/revoke': change('api_key.revoked', 'api_key', { param: 'keyId' }, redirect('revoked')),
   '/webhooks': change('webhook.url_set', 'merchant', 'merchant', 'once'),
   '/webhooks/rotate-secret': change('webhook.secret_rotated', 'merchant', 'merchant', 'once'),
   '/webhooks/test': change('webhook.test_sent', 'webhook_test', { summary: 'test_id' }, 'once'),
   '/webhooks/endpoints': change('webhook_endpoint.created', 'webhook_endpoint', { summary: 'endpoint_id' }, 'once'),
-  '/webhooks/endpoints/:endpointId': change('webhook_endpoint.updated', 'webhook_endpoint', { param: 'endpointId' }, 303),
-  '/webhooks/endpoints/:endpointId/status': change('webhook_endpoint.status_set', 'webhook_endpoint', { param: 'endpointId' }, 303),
-  '/webhooks/endpoints/:endpointId/delete': change('webhook_endpoint.deleted', 'webhook_endpoint', { param: 'endpointId' }, 303),
+  '/webhooks/endpoints/:endpointId': change('webhook_endpoint.updated', 'webhook_endpoint', { param: 'endpointId' }, redirect('endpoint_saved')),
+  '/webhooks/endpoints/:endpointId/status': change('webhook_endpoint.status_set', 'webhook_endpoint', { param: 'endpointId' }, redirect('endpoint_enabled', 'endpoint_disabled')),
+  '/webhooks/endpoints/:endpointId/delete': change('webhook_endpoint.deleted', 'webhook_endpoint', { param: 'endpointId' }, redirect('endpoint_deleted')),
   '/webhooks/endpoints/:endpointId/rotate-secret': change('webhook_endpoint.secret_rotated', 'webhook_endpoint', { param: 'endpointId' }, 'once'),
   '/events/:eventId/redeliver': change('event.redelivery_requested', 'event', { param: 'eventId' }, 'once'),
   '/payins/:id/refunds': change('refund.created', 'refund', { summary: 'refund_id' }, 'once'),
   '/links': change('payment_link.created', 'payment_link', { summary: 'link_id' }, 'once'),
   '/links/:linkId/deactivate': change('payment_link.deactivated', 'payment_link', { param: 'linkId' }, 'once'),
   '/team/invite': change('dashboard_user.invited', 'dashboard_user', { summary: 'member_id' }, 'once'),
-  '/team/:memberId/role': change('dashboard_user.role_changed', 'dashboard_user', { param: 'memberId' }, 303),
-  '/team/:memberId/remove': change('dashboard_user.removed', 'dashboard_user', { param: 'memberId' }, 303),
-  '/sessions/end-others': change('session.others_ended', 'dashboard_user', 'member', 303),
-  '/sessions/:publicId/end': change('session.ended', 'session', { param: 'publicId' }, 303),
+  '/team/:memberId/role': change('dashboard_user.role_changed', 'dashboard_user', { param: 'memberId' }, redirect('role_changed')),
+  '/team/:memberId/remove': change('dashboard_user.removed', 'dashboard_user', { param: 'memberId' }, redirect('member_removed')),
+  '/sessions/end-others': change('session.others_ended', 'dashboard_user', 'member', redirect('others_ended')),
+  '/sessions/:publicId/end': change('session.ended', 'session', { param: 'publicId' }, redirect('session_ended', 'signed_out')),
   '/two-factor/enrol': change('two_factor.enrolled', 'dashboard_user', 'member', 200),
-  '/two-factor/disable': change('two_factor.disabled', 'dashboard_user', 'member', 303),
-  '/two-factor/require': change('two_factor.requirement_set', 'merchant', 'merchant', 303),
+  '/two-factor/disable': change('two_factor.disabled', 'dashboard_user', 'member', redirect('disabled')),
+  '/two-factor/require': change('two_factor.requirement_set', 'merchant', 'merchant', redirect('required_on', 'required_off')),
 };
 
-function wasDone(d: DeclaredChange, session: Session, status: number): boolean {
-  return d.done === 'once' ? status < 400 && formRan(session) !== undefined : status === d.done;
+/** The `done` code of a redirect's Location (`/dashboard/keys?done=revoked` → revoked). */
+function doneCode(res: Response): string | null {
+  const location = res.getHeader('location');
+  return typeof location === 'string' ? new URL(location, 'http://dashboard.invalid').searchParams.get('done') : null;
+}
+
+function wasDone(d: DeclaredChange, session: Session, res: Response): boolean {
+  if (d.done === 'once') return res.statusCode < 400 && formRan(session) !== undefined;
+  if (d.done === 200) return res.statusCode === 200;
+  return res.statusCode === 303 && d.done.done.includes(doneCode(res) ?? '');
 }
 
 function targetId(d: DeclaredChange, req: Request, session: Session): string | undefined {
@@ -75,21 +85,31 @@ async function record(s: ApiServices, d: DeclaredChange, req: Request, session: 
   });
 }
 
-function afterAnswer(s: ApiServices, req: Request, res: Response): void {
+/** The change the answer about to be sent says was done, if its route declares one. */
+function doneChange(req: Request, res: Response): { d: DeclaredChange; session: Session } | undefined {
   const path = (req.route as { path?: unknown } | undefined)?.path;
   const d = typeof path === 'string' ? DASHBOARD_CHANGES[path] : undefined;
   const session = (res.locals as Partial<ReturnType<typeof locals>>).session;
-  if (!d || !session || !wasDone(d, session, res.statusCode)) return;
-  // The change is made and answered: a lost entry is said loudly (docs/AUDIT-LOG.md), never turned into a failed answer.
-  record(s, d, req, session).catch((err: unknown) => s.log.error({ err, action: d.action, request_id: requestId(req) }, 'audit: entry not recorded'));
+  return d && session && wasDone(d, session, res) ? { d, session } : undefined;
 }
 
 /**
- * After the session guard: once a POST is answered, records the change its route declares if it was
- * done. Express leaves the matched route (req.route, req.params) on the request after it answered.
+ * After the session guard: a POST's answer is held when it is about to be sent (res.end, which every
+ * page and redirect ends with) until the change its route declares, if it was done, is recorded; so
+ * an answered change is listed, as on the operator API. A lost entry is said loudly
+ * (docs/AUDIT-LOG.md), never turned into a failed answer: the change is made.
  */
 export const recordDashboardChanges = (s: ApiServices) => (req: Request, res: Response, next: NextFunction): void => {
-  if (req.method === 'POST') res.on('finish', () => afterAnswer(s, req, res));
+  if (req.method !== 'POST') return next();
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.end = ((...args: unknown[]) => {
+    const done = doneChange(req, res);
+    if (!done) return end(...args);
+    record(s, done.d, req, done.session)
+      .catch((err: unknown) => s.log.error({ err, action: done.d.action, request_id: requestId(req) }, 'audit: entry not recorded'))
+      .finally(() => end(...args));
+    return res;
+  }) as Response['end'];
   next();
 };
 

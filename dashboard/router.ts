@@ -26,6 +26,8 @@ import { addSessionRoutes } from './routes/sessions.ts';
 import { everyRouteGuarded, routesOf, type RouteNeed } from './permissions.ts';
 import { addTwoFactorRoutes } from './routes/two-factor.ts';
 import { twoFactorGate } from './two-factor-gate.ts';
+import { everyChangeDeclared, recordDashboardChanges } from './audit.ts';
+import { addAuditLogRoutes } from './routes/audit-log.ts';
 
 const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
 
@@ -49,6 +51,8 @@ function dashboardRouter(s: ApiServices): { router: express.Router; signedInFrom
   addSignInRoutes(r, s);
   // Signed in from here on.
   r.use(signedIn(s));
+  // Each change a POST made is recorded in the audit log once answered (audit.ts).
+  r.use(recordDashboardChanges(s));
   // Every route added from here on names the permission it needs (permissions.ts), or the dashboard refuses to start.
   const signedInFrom = r.stack.length;
   // A member the team requires to use 2FA and who has none may only set it up (two-factor-gate.ts).
@@ -64,7 +68,9 @@ function dashboardRouter(s: ApiServices): { router: express.Router; signedInFrom
   addPaymentLinkRoutes(r, s);
   addTeamRoutes(r, s);
   addSessionRoutes(r, s);
+  addAuditLogRoutes(r, s);
   everyRouteGuarded(r, signedInFrom);
+  everyChangeDeclared(r, signedInFrom);
   r.use(notFound);
   r.use(errorPage(s));
   return { router: r, signedInFrom };

@@ -25,6 +25,7 @@ const NAV: Array<{ path: string; label: MessageKey; key: string; need: Permissio
   { path: '/events', label: 'dash.nav.events', key: 'events', need: 'events:read' },
   { path: '/keys', label: 'dash.nav.keys', key: 'keys', need: 'keys:read' },
   { path: '/team', label: 'team.nav', key: 'team', need: 'team:read' },
+  { path: '/audit-log', label: 'audit.nav', key: 'audit', need: 'audit:read' },
 ];
 
 /** A catalogue sentence with markup in its places (html.ts template). */

@@ -2,7 +2,8 @@
 import { common } from './common.ts';
 import { dashboard } from './dashboard.ts';
 import { pay } from './pay.ts';
+import { audit } from './audit.ts';
 import { team } from './team.ts';
 import { twoFactor } from './two-factor.ts';
 
-export const fr = { ...common, ...dashboard, ...pay, ...team, ...twoFactor };
+export const fr = { ...common, ...dashboard, ...pay, ...audit, ...team, ...twoFactor };
