@@ -5,6 +5,7 @@
 import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import { FormClient, PASSWORD, inviteUser, signedInClient } from './helpers/dashboard.ts';
+import { TeamChangeRefused, changeRole, lockOwners } from '../commands/dashboard-team.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());
@@ -127,4 +128,21 @@ t.test('an admin cannot remove, demote or reset an owner, nor make one; nobody t
   const cs = FormClient.csrf(await c.get('/dashboard/team'));
   t.equal((await c.post(`/dashboard/team/${stranger}/remove`, { csrf_token: cs, confirmed: 'yes' })).status, 404, 'another merchant\'s member is not found');
   t.equal(await roleOf('someone@other.example.com'), 'viewer');
+});
+
+t.test('two owners demoting each other at once: the second change waits for the first and is refused', async (t) => {
+  const m = await h.newMerchant();
+  await inviteUser(h, m.merchantId, 'a@race.example.com');
+  await inviteUser(h, m.merchantId, 'b@race.example.com');
+  const [a, b] = [await idOf('a@race.example.com'), await idOf('b@race.example.com')];
+  // The first change, held open in the middle: b demoted, not yet committed.
+  const first = await knex.transaction();
+  t.equal(await lockOwners(first, m.merchantId), 2);
+  await first('dashboard_users').where({ id: b }).update({ role: 'admin' });
+  const second = changeRole(h.app.services, m.merchantId, { role: 'owner' }, a, 'admin').then(() => 'changed', (err) => err);
+  await new Promise((r) => setTimeout(r, 300));
+  await first.commit();
+  const outcome = await second;
+  t.ok(outcome instanceof TeamChangeRefused && outcome.problem === 'last_owner', 'refused: a is the last owner once b\'s demotion is in');
+  t.equal(await roleOf('a@race.example.com'), 'owner', 'one owner left');
 });
