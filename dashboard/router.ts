@@ -51,7 +51,7 @@ function dashboardRouter(s: ApiServices): { router: express.Router; signedInFrom
   addSignInRoutes(r, s);
   // Signed in from here on.
   r.use(signedIn(s));
-  // Each change a POST made is recorded in the audit log once answered (audit.ts).
+  // Each change a POST made is recorded in the audit log before it is answered (audit.ts).
   r.use(recordDashboardChanges(s));
   // Every route added from here on names the permission it needs (permissions.ts), or the dashboard refuses to start.
   const signedInFrom = r.stack.length;

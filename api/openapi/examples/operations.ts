@@ -112,6 +112,16 @@ export const operationExamples: Record<string, OperationExample> = {
       events_per_second: 0, eta_seconds: null, position: null, error: null,
     },
   },
+  adminListAuditLog: {
+    response: {
+      data: [{
+        id: '6b1f8d1e-2c4a-4b8e-9f0a-1d2e3f4a5b6c', at: '2026-11-26T04:31:00.000Z', merchant_id: '0d9c7a52-1f4e-4c1b-9a55-3f1c2d4b5e6f',
+        actor: { type: 'member', id: '394aa3ed-2142-4bde-9702-726f4c41fe4d' }, action: 'api_key.revoked',
+        target: { type: 'api_key', id: '4f2f4ed4-9b18-48aa-8f9c-a3b1d3e869f7' }, request_id: '3c5e8a10-4b7d-4e2f-9a61-0c2b7d9e5f13', ip: '203.0.113.7',
+      }],
+      has_more: false, next_cursor: null,
+    },
+  },
   metrics: { response: '# HELP http_requests_total HTTP requests answered\n# TYPE http_requests_total counter\nhttp_requests_total{method="POST",route="/payins",status="201"} 3\n' },
   providerCallback: {
     request: { reference: 'leg-dfce194e-058c-4628-b894-9807d3bc9dc4', provider_reference: 'SBX-7F3K2Q9M', status: 'completed', reason: null },
