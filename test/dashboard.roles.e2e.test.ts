@@ -7,6 +7,7 @@ import t, { type Test } from 'tap';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
 import { FormClient, PASSWORD, signedInClient } from './helpers/dashboard.ts';
+import { newCustomer, settledPayins } from './helpers/money.ts';
 import { signedInRoutes } from '../dashboard/router.ts';
 import { ROLES, allows, type Role } from '../domain/dashboard-roles.ts';
 import type { RouteNeed } from '../dashboard/permissions.ts';
@@ -22,10 +23,11 @@ const target = (await h.admin('POST', `/admin/merchants/${m.merchantId}/dashboar
 const endpoint = (await h.as(m, 'POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hook' })).body;
 const link = (await h.as(m, 'POST', '/payment-links', { amount: '5000', currency: 'XAF', description: 'Roles' }, { idem: true })).body;
 const event = (await h.as(m, 'GET', '/events')).body.data[0];
+const [payin] = await settledPayins(h, m, await newCustomer(h, m), ['+237670000001']);
 
-/** A real id for each parameter the dashboard's routes name; any other parameter a random id (a 404 when allowed). */
+/** A real id for each parameter the dashboard's routes name (`id`: a completed payin's, a 404 as a payout or transfer); any other parameter a random id. */
 const PARAMS: Record<string, string> = {
-  keyId: m.keyId, endpointId: endpoint.id, linkId: link.id, memberId: target.id, eventId: event?.id ?? randomUUID(),
+  keyId: m.keyId, endpointId: endpoint.id, linkId: link.id, memberId: target.id, eventId: event?.id ?? randomUUID(), id: payin!,
 };
 const concrete = (path: string) => `/dashboard${path}`.replace(/:([A-Za-z]+)/g, (_, name: string) => PARAMS[name] ?? randomUUID()).replace(/\/$/, '');
 
@@ -85,6 +87,8 @@ for (const role of ROLES) {
   });
 }
 
+/** The page a link opens (a path's parameters match any segment). */
+const pageOf = (href: string) => routes.find((r) => r.method === 'GET' && new RegExp(`^${r.path.replace(/:[A-Za-z]+/g, '[^/]+')}$`).test(href));
 /** The route a form's action goes to (a path's parameters match any segment). */
 const routeOf = (action: string) => routes.find((r) => r.method === 'POST' && new RegExp(`^/dashboard${r.path.replace(/:[A-Za-z]+/g, '[^/]+')}$`).test(action));
 
@@ -99,10 +103,9 @@ t.test('no page shows a role a form it may not send, nor a link to a page it may
         t.ok(route, `${action} is a route`);
         if (route) t.ok(allows(role, route.permission!), `${role} on ${r.path}: ${action} (${route.permission})`);
       }
-      const nav = /<nav[^>]*>([\s\S]*?)<\/nav>/.exec(page.text)?.[1] ?? '';
-      for (const [, href] of nav.matchAll(/href="\/dashboard([^"]*)"/g)) {
-        const target = routes.find((x) => x.method === 'GET' && x.path === (href || '/'));
-        if (target) t.ok(allows(role, target.permission!), `${role}: the menu links ${href || '/'} (${target.permission})`);
+      for (const [, href] of page.text.matchAll(/href="\/dashboard([^"?#]*)/g)) {
+        const target = pageOf(href || '/');
+        if (target) t.ok(allows(role, target.permission!), `${role} on ${r.path}: a link to ${href || '/'} (${target.permission})`);
       }
     }
   }

@@ -1,6 +1,7 @@
 // One payin, payout or transfer: the facts, the status timeline, the event history (every recorded
 // event, secrets redacted), its webhook events, and for a transfer both legs.
 import { html, type Html } from '../../infra/html.ts';
+import { allows } from '../../domain/dashboard-roles.ts';
 import type { View } from '../http.ts';
 import type { Speech } from '../language.ts';
 import type { EventView } from '../../projections/webhook-events.ts';
@@ -92,7 +93,7 @@ ${isTransfer ? transferFacts(v, r) : paymentFacts(v, kind, r)}
 ${isTransfer ? legs(v, r) : ''}
 ${more.refunds ?? ''}
 <section aria-labelledby="tl-h"><h2 id="tl-h">${v.t('dash.detail.timeline')}</h2>${timeline(v, r.history ?? [])}</section>
-<section aria-labelledby="wh-h"><h2 id="wh-h">${v.t('dash.detail.webhook_events')}</h2>${eventsTable(v, webhooks)}</section>
+${allows(v.session.role, 'events:read') ? html`<section aria-labelledby="wh-h"><h2 id="wh-h">${v.t('dash.detail.webhook_events')}</h2>${eventsTable(v, webhooks)}</section>` : ''}
 <section aria-labelledby="hist-h"><h2 id="hist-h">${v.t('dash.detail.history')}</h2>${historyTable(v, history)}</section>
 <p><a href="${BASE}/${kind}">${v.t('dash.back_to', { page: v.t(TITLES[kind]) })}</a></p>`);
 }
