@@ -113,3 +113,26 @@ t.test('the audit page: the merchant\'s own entries only, newest first, filtered
   t.match(french.text, /Compte créé/);
   t.match(french.text, /Exporter en CSV/);
 });
+
+t.test('the team\'s changes: an invitation (never its token), a role changed, not a role set to the same', async (t) => {
+  const m = await h.newMerchant('Team Audit');
+  const owner = await signedInClient(h, m.merchantId, 'owner@audit-team.example.com');
+  const ownerId = await userId('owner@audit-team.example.com');
+  const page = await owner.get('/dashboard/team');
+  const form = { csrf_token: FormClient.csrf(page), form_nonce: FormClient.nonce(page, '/dashboard/team/invite')!, email: 'dev@audit-team.example.com', role: 'developer' };
+  const invited = await owner.post('/dashboard/team/invite', form);
+  t.equal(invited.status, 201);
+  const token = new URL(/id="invitation-link"[^>]*>([^<]+)</.exec(invited.text)![1]!).searchParams.get('token')!;
+  const dev = await userId('dev@audit-team.example.com');
+  const entries = async () => (await rowsOf(m.merchantId)).filter((r) => r.actor_type === 'member');
+  t.match(await entries(), [{ action: 'dashboard_user.invited', actor_id: ownerId, target_type: 'dashboard_user', target_id: dev }]);
+
+  const csrf = FormClient.csrf(page);
+  t.equal((await owner.post(`/dashboard/team/${dev}/role`, { csrf_token: csrf, role: 'finance', confirmed: 'yes' })).location, '/dashboard/team?done=role_changed');
+  t.equal((await owner.post(`/dashboard/team/${dev}/role`, { csrf_token: csrf, role: 'finance', confirmed: 'yes' })).location, '/dashboard/team?done=role_same');
+  t.same((await entries()).map((e) => e.action), ['dashboard_user.role_changed', 'dashboard_user.invited'], 'the same role again changed nothing: no entry');
+
+  const stored = JSON.stringify((await s.store.readStream(`audit-${m.merchantId}`)).map((e) => [e.data, e.metadata])) + (await owner.get('/dashboard/audit-log?format=csv')).text;
+  t.notOk(stored.includes(token), 'the invitation token is in no entry');
+  t.ok(stored.includes(dev), 'the member invited is, by id');
+});
