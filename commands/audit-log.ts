@@ -9,8 +9,11 @@ import { auditEntry, auditStreamOf, type AuditEntry, type AuditEvent } from '../
 /** What the caller knows; the id and the time are the recorder's. */
 export type AuditFacts = Omit<AuditEntry, 'id' | 'at'>;
 
-/** An address as the socket gives it, or '' when it is not one (never refuse an entry over it). */
-const address = (ip: string) => (/^[0-9A-Fa-f:.]{1,45}$/.test(ip) ? ip : '');
+/**
+ * The address as the socket gives it, an IPv4 one without its IPv6 mapping (`::ffff:203.0.113.7` →
+ * `203.0.113.7`, as the sessions page shows it), or '' when it is not one (never refuse an entry over it).
+ */
+const address = (ip: string) => (/^[0-9A-Fa-f:.]{1,45}$/.test(ip) ? ip.replace(/^::ffff:(?=[0-9.]+$)/i, '') : '');
 
 /**
  * Appends the entry and waits until the audit read model has it (read-your-writes, as the API's

@@ -11,6 +11,8 @@ import { audited, operatorFingerprint } from '../api/middleware/audit.ts';
 import { everyChangeDeclared } from '../dashboard/audit.ts';
 import type { Operation } from '../api/module.ts';
 import { apiModules } from '../app/registry.ts';
+import { recordAuditEntry } from '../commands/audit-log.ts';
+import type { Services } from '../commands/services.ts';
 
 const entry = (over: Partial<AuditEntry> = {}): AuditEntry => ({
   id: '6b1f8d1e-2c4a-4b8e-9f0a-1d2e3f4a5b6c', at: '2026-11-28T01:00:00.000Z', merchant_id: '0d9c7a52-1f4e-4c1b-9a55-3f1c2d4b5e6f',
@@ -71,4 +73,16 @@ t.test('a dashboard POST route without an audit declaration stops the start', as
   r.post('/something-new', (_q, s) => s.end());
   t.throws(() => everyChangeDeclared(r, 0), /without an audit declaration.*\/something-new/);
   t.doesNotThrow(() => everyChangeDeclared(r, 3), 'only the routes from the signed-in part on');
+});
+
+t.test('an entry\'s address: IPv4 without its IPv6 mapping, anything not an address left out', async (t) => {
+  const appended: AuditEntry[] = [];
+  const s = {
+    clock: { now: () => new Date('2026-11-28T01:00:00Z') }, awaitReadModels: async () => undefined,
+    store: { append: async (a: Array<{ events: Array<{ data: unknown }> }>) => { appended.push(a[0]!.events[0]!.data as AuditEntry); return { position: 1n }; } },
+  } as unknown as Services;
+  const facts = { merchant_id: null, actor: { type: 'operator' as const, id: 'abcdef012345' }, action: 'operator.routing_set' as const, target: { type: 'operator', id: 'CM_MTN_MOMO' }, request_id: 'r' };
+  for (const ip of ['::ffff:203.0.113.7', '203.0.113.7', '2001:db8::1', 'not an address']) await recordAuditEntry(s, { ...facts, ip });
+  t.same(appended.map((e) => e.ip), ['203.0.113.7', '203.0.113.7', '2001:db8::1', '']);
+  t.same(appended.map((e) => e.at), Array(4).fill('2026-11-28T01:00:00.000Z'), 'at: the service\'s clock');
 });
