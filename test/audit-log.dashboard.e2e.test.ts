@@ -111,6 +111,7 @@ t.test('the audit page: the merchant\'s own entries only, newest first, filtered
   const french = await fr.get('/dashboard/audit-log?action=merchant.created');
   t.match(french.text, /<h1>Journal d'audit<\/h1>|<h1>Journal d&#39;audit<\/h1>/);
   t.match(french.text, /Compte créé/);
+  t.match(french.text, /<td>Compte <code>/, 'the target\'s kind in words');
   t.match(french.text, /Exporter en CSV/);
 });
 

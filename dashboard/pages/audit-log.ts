@@ -15,10 +15,12 @@ export interface AuditForm { action?: string | undefined; actor?: string | undef
 
 export interface Member { id: string; email: string }
 
-const actionWords = (v: Speech, action: string) => {
-  const key = keyFor('audit.action.', action);
-  return key ? v.t(key) : action;
+/** A value in words where the catalogue names it, else the value itself (an action or a target type added later still shows). */
+const words = (v: Speech, prefix: string, value: string) => {
+  const key = keyFor(prefix, value);
+  return key ? v.t(key) : value;
 };
+const actionWords = (v: Speech, action: string) => words(v, 'audit.action.', action);
 
 function actorWords(v: Speech, e: AuditEntryView, members: Member[]): Html {
   if (e.actor.type === 'operator') return html`${v.t('audit.operator_named', { id: e.actor.id })}`;
@@ -34,7 +36,7 @@ function entriesTable(v: Speech, entries: AuditEntryView[], members: Member[]): 
 <tbody>
 ${entries.map((e) => html`<tr data-entry-id="${e.id}" data-action="${e.action}">
   <td>${when(v, e.at)}</td><td>${actorWords(v, e, members)}</td><td>${actionWords(v, e.action)}</td>
-  <td>${e.target.type} <code>${e.target.id}</code></td><td><code>${e.ip}</code></td><td><code>${e.request_id}</code></td>
+  <td>${words(v, 'audit.target.', e.target.type)} <code>${e.target.id}</code></td><td><code>${e.ip}</code></td><td><code>${e.request_id}</code></td>
 </tr>`)}
 </tbody></table></div>`;
 }
