@@ -17,6 +17,7 @@ export const CI_ONLY = [
   'test/hostile.input.e2e.test.ts',
   'test/dashboard.browser.e2e.test.ts',
   'test/pay.browser.e2e.test.ts',
+  'test/dashboard.team.browser.e2e.test.ts',
   'test/dashboard.two-factor.browser.e2e.test.ts',
   'test/heap-growth.int.test.ts',
   'test/service.build.e2e.test.ts',

@@ -48,6 +48,7 @@ function membersTable(v: View, members: DashboardUser[], manage: boolean): Html 
 </table></div>`;
 }
 
+/** The role offered first is the least one (viewer): more is given on purpose, not by leaving the default. */
 function inviteForm(v: View, f: TeamForm): Html {
   return html`<section aria-labelledby="invite-h">
 <h2 id="invite-h">${v.t('team.invite.title')}</h2>
@@ -56,7 +57,7 @@ function inviteForm(v: View, f: TeamForm): Html {
   <label for="invite-email">${v.t('team.invite.email')}</label>
   <input id="invite-email" name="email" type="email" required maxlength="254" value="${f.email}" aria-describedby="invite-help">
   <label for="invite-role">${v.t('team.invite.role')}</label>
-  <select id="invite-role" name="role">${roleOptions(v, f.role)}</select>
+  <select id="invite-role" name="role">${roleOptions(v, f.role === '' ? 'viewer' : f.role)}</select>
   <p id="invite-help" class="help">${v.t('team.invite.help')}</p>
   <button type="submit">${v.t('team.invite.button')}</button>
 </form>

@@ -41,7 +41,7 @@ export const team = {
   'team.invite.help': 'Inviting a member’s address again gives them a new link and ends their sessions: the way to reset a forgotten password.',
   'team.invite.link_title': 'Invitation link',
   'team.invite.link_label': 'Link for {email}',
-  'team.invite.link_warning': 'Send this link to the member yourself: it is shown only now, it sets their password once, and it stops working {when}.',
+  'team.invite.link_warning': 'Send this link to the member yourself: it sets their password once, and stops working after {when}.',
   'team.problem.not_allowed': 'Only an owner or an admin may change the team.',
   'team.problem.owner_protected': 'Only an owner may change or remove an owner.',
   'team.problem.owner_grant': 'Only an owner may make another member an owner.',

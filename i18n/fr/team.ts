@@ -41,7 +41,7 @@ export const team: Record<keyof typeof en, string> = {
   'team.invite.help': 'Inviter à nouveau l’adresse d’un membre lui donne un nouveau lien et met fin à ses sessions : c’est ainsi qu’on remplace un mot de passe oublié.',
   'team.invite.link_title': 'Lien d’invitation',
   'team.invite.link_label': 'Lien pour {email}',
-  'team.invite.link_warning': 'Transmettez vous-même ce lien au membre : il n’est affiché qu’ici, il sert une seule fois à choisir le mot de passe et ne fonctionne plus {when}.',
+  'team.invite.link_warning': 'Transmettez vous-même ce lien au membre : il sert une seule fois à choisir le mot de passe et ne fonctionne plus après le {when}.',
   'team.problem.not_allowed': 'Seuls un propriétaire ou un administrateur peuvent modifier l’équipe.',
   'team.problem.owner_protected': 'Seul un propriétaire peut modifier ou retirer un propriétaire.',
   'team.problem.owner_grant': 'Seul un propriétaire peut faire d’un autre membre un propriétaire.',
