@@ -16,8 +16,8 @@ import type { Session } from './session.ts';
 type TargetId = { param: string } | { summary: string } | 'member' | 'merchant';
 
 /**
- * What answer says the change was done: `once`, the one-time form ran (form-once.ts; not a repeat,
- * not a confirmation page) and the answer is not a refusal; `{ done }`, a 303 whose `?done=` code is
+ * What answer says the change was done: `once`, the one-time form's change ran to its end
+ * (form-once.ts; not a repeat, not a confirmation page, not a refusal); `{ done }`, a 303 whose `?done=` code is
  * one of these (the message the page shows after the change: a confirmation page is a 200, a form
  * that changed nothing redirects without one, or with another); 200, that answer.
  */
@@ -63,7 +63,8 @@ function doneCode(res: Response): string | null {
 }
 
 function wasDone(d: DeclaredChange, session: Session, res: Response): boolean {
-  if (d.done === 'once') return res.statusCode < 400 && formRan(session) !== undefined;
+  // The form's change completed (once() notes it only then), whatever the page after it answers.
+  if (d.done === 'once') return formRan(session) !== undefined;
   if (d.done === 200) return res.statusCode === 200;
   return res.statusCode === 303 && d.done.done.includes(doneCode(res) ?? '');
 }

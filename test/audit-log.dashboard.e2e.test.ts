@@ -29,6 +29,8 @@ t.test('a form\'s change records one entry with the member; confirmation pages, 
   t.equal(refusedCsrf.status, 403);
   const refusedChoice = await c.submit('/dashboard/keys', '/dashboard/keys', { expires_in_days: '7' });
   t.equal(refusedChoice.status, 400);
+  const refusedInForm = await c.submit('/dashboard/links', '/dashboard/links', { amount: '-5', currency: 'XAF', description: 'Refused' });
+  t.equal(refusedInForm.status, 400, 'a one-time form whose change is refused');
   t.equal((await rowsOf(m.merchantId)).length, start, 'reads, a confirmation page and refusals: nothing');
 
   const page = await c.get('/dashboard/keys');
