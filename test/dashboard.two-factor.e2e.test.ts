@@ -70,6 +70,7 @@ t.test('enrolment: QR code of the otpauth URI and the key; a first code confirms
   const m = await h.newMerchant();
   await member(m.merchantId, 'enrol@example.com');
   const c = await signedIn('enrol@example.com');
+  t.match((await c.get('/dashboard')).text, /<a class="link" href="\/dashboard\/two-factor">Two-step sign-in<\/a>/, 'every page\'s header leads to it');
   const page = await c.get('/dashboard/two-factor');
   t.equal(page.status, 200);
   const secret = /data-secret="([A-Z2-7]{32})"/.exec(page.text)![1]!;

@@ -66,6 +66,7 @@ export function page(v: View, title: string, active: string, body: Html): Html {
     ${languageSwitch(v, 'link lang')}
     <span class="muted who">${session.email}</span>
     <a class="link" href="${BASE}/sessions">${v.t('team.sessions.nav')}</a>
+    <a class="link" href="${BASE}/two-factor">${v.t('tfa.title')}</a>
     <button type="submit" class="link">${v.t('dash.sign_out')}</button>
   </form>
 </header>
