@@ -1,5 +1,6 @@
 // Issue 40 point 2c (migration 026): a webhook event's fan-out (a delivery and a job per endpoint)
-// is written after the event has committed, outside the event feed's cluster-wide lock. A fan-out
+// is written after the event has committed, outside the event feed's lock (one for every merchant
+// then; each merchant's own since migration 034). A fan-out
 // held up (here: webhook_deliveries locked against writes from a connection of the test's own) must
 // not hold any other merchant's events out of the feed; before, the recording statement held the
 // feed lock while it waited, and every other merchant's recording waited behind it.
