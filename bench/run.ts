@@ -23,6 +23,7 @@ import { history } from './scenarios/history.ts';
 import { hotMerchant } from './scenarios/hot-merchant.ts';
 import { bulkPayouts } from './scenarios/bulk-payouts.ts';
 import { asOf } from './scenarios/as-of.ts';
+import { roundTrips } from './scenarios/round-trips.ts';
 
 const args = process.argv.slice(2);
 const profile = args.includes('--full') ? PROFILES.full : args.includes('--smoke') ? PROFILES.smoke : PROFILES.quick;
@@ -41,6 +42,7 @@ const scenarios: Array<[string, () => Promise<Record<string, ScenarioResult>>]> 
   ['hot-merchant', () => hotMerchant(profile)],
   ['bulk-payouts', () => bulkPayouts(profile)],
   ['as-of', () => asOf(profile, log)],
+  ['round-trips', () => roundTrips(profile)],
 ];
 
 const started = Date.now();
