@@ -1,5 +1,5 @@
 // The gateway's `provider_legs` rows (reference → owner, provider, kind, provider reference),
-// written set-wise: the legs started within one turn of the event loop are inserted by one
+// looked up and written set-wise: the legs started within one turn of the event loop are inserted by one
 // statement, and their provider references set by another (bench issue 8: under load the gateway
 // starts legs in bursts, and each row was a statement of its own). Each call answers as it would
 // alone, the statement running after every call in it was made.
@@ -19,8 +19,13 @@ export interface NewLeg {
 /** A leg's row as the latency metric needs it. */
 export type LegRow = { provider: string; kind: string; created_at: Date | string };
 
+/** Who owns a leg and which provider has it. */
+export type LegOwner = { owner: string; provider: string; kind: string };
+
 interface Writers {
   inserts: StatementBatcher<NewLeg, void>;
+  /** Reads too: every leg the gateway starts is looked up first (issue 44: a statement per payin before). */
+  rows: StatementBatcher<string, LegOwner | undefined>;
   references: StatementBatcher<{ reference: string; providerReference: string }, LegRow | undefined>;
 }
 
@@ -47,6 +52,13 @@ function writers(s: Services): Writers {
           legs.map((l) => l.kind), legs.map((l) => l.createdAt.toISOString())],
       );
       return asked.map(() => undefined);
+    }),
+    rows: new StatementBatcher(async (references) => {
+      const r = await s.knex.raw<{ rows: Array<LegOwner & { reference: string }> }>(
+        'SELECT reference, owner, provider, kind FROM provider_legs WHERE reference = ANY (?::text[])', [[...new Set(references)]],
+      );
+      const rows = new Map(r.rows.map(({ reference, ...row }) => [reference, row]));
+      return references.map((ref) => rows.get(ref));
     }),
     references: new StatementBatcher(async (sets) => {
       // One provider reference per leg (the provider answers a repeated initiate with the first leg's).
@@ -77,8 +89,8 @@ export function setProviderReference(s: Services, reference: string, providerRef
 }
 
 /** The leg's row: who owns it and which provider has it (undefined: never started). */
-export async function legRowOf(s: Services, reference: string): Promise<{ owner: string; provider: string; kind: string } | undefined> {
-  return (await s.knex('provider_legs').where({ reference }).first('owner', 'provider', 'kind')) as { owner: string; provider: string; kind: string } | undefined;
+export function legRowOf(s: Services, reference: string): Promise<LegOwner | undefined> {
+  return writers(s).rows.submit(reference);
 }
 
 /** The leg a provider names by its own id (a callback's), if we started one. */

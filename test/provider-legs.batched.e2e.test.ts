@@ -3,7 +3,7 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
-import { holdStart, recordLeg, releaseStart, setProviderReference } from '../commands/provider-legs.ts';
+import { holdStart, legRowOf, recordLeg, releaseStart, setProviderReference } from '../commands/provider-legs.ts';
 import { until } from './helpers/money.ts';
 
 const h = await startTestApp();
@@ -37,6 +37,13 @@ t.test('legs started together: one INSERT, one UPDATE; a repeated reference keep
   const stored = await s.knex('provider_legs').whereIn('reference', refs).select('reference', 'owner', 'provider_reference');
   t.same(Object.fromEntries(stored.map((r: { reference: string; owner: string; provider_reference: string }) => [r.reference, [r.owner, r.provider_reference]])),
     Object.fromEntries(refs.map((r, i) => [r, ['payin', `SBX-${i}`]])), 'the first row of each reference, with its provider reference');
+  queries.length = 0;
+  const looked = await Promise.all([legRowOf(s, refs[0]!), legRowOf(s, refs[1]!), legRowOf(s, 'no-such-leg'), legRowOf(s, refs[0]!)]);
+  t.equal(queries.filter((q) => /^select/i.test(q)).length, 1, 'one SELECT for four lookups (the gateway looks up every leg it starts)');
+  t.same(looked, [
+    { owner: 'payin', provider: 'sandbox', kind: 'collection' }, { owner: 'payin', provider: 'sandbox', kind: 'disbursement' },
+    undefined, { owner: 'payin', provider: 'sandbox', kind: 'collection' },
+  ], 'each lookup answered as alone');
 });
 
 t.test('a leg\'s start is held by one start at a time (failover possible), freed by release or expiry', async (t) => {
