@@ -149,3 +149,19 @@ t.test('the as-of scenario (smoke profile): p50 and p99 of GET /wallets?as_of= o
     t.equal(r?.details?.answersChecked, true, `${name}: the answers were checked`);
   }
 });
+
+t.test('the round-trips scenario (smoke profile): statements and commits per pair, per payin settled and per transfer, counted from the server\'s log', {
+  skip: services ? false : 'needs PostgreSQL and NATS (DATABASE_URL and NATS_URL): the bench runs against the real services',
+  timeout: 300_000,
+}, async (t) => {
+  const { report } = await smokeRun(t, 'round-trips');
+  t.same(report.failures, {}, 'no scenario failed (every pair whole, every payin settled, every transfer completed)');
+  const pair = report.scenarios['round-trips pair'];
+  t.equal(pair?.target, 'value <= 6');
+  // A pair is at least its two requests' appends and idempotency claims; far more is a count gone wrong.
+  t.ok(pair?.value >= 2 && pair?.value < 30, `statements per pair counted (${pair?.value})`);
+  t.ok(pair?.details?.commits > 0 && pair?.details?.rawStatements >= pair?.value, 'commits, and the raw count before the pollers are taken out');
+  t.ok(Array.isArray(pair?.details?.top) && pair.details.top.length > 0, 'the statements sent most');
+  t.ok(report.scenarios['round-trips transfer']?.value > 0, 'statements per transfer counted');
+  t.ok(typeof report.scenarios['round-trips payin settled']?.value === 'number', 'statements per payin settled counted');
+});
