@@ -12,7 +12,7 @@ export const AUDIT_ACTIONS = [
   // The operator API.
   'merchant.created', 'merchant.status_set', 'merchant.routing_set', 'merchant.corridor_added', 'merchant.corridor_removed',
   'merchant.pricing_set', 'wallet.topped_up', 'operator.availability_set', 'operator.routing_set',
-  'projection.rebuild_started',
+  'projection.rebuild_started', 'two_factor.reset',
   // Both.
   'dashboard_user.invited', 'api_key.created', 'api_key.rotated', 'api_key.revoked', 'webhook.url_set', 'webhook.secret_rotated',
   // The dashboard.

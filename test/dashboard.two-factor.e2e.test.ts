@@ -3,6 +3,7 @@
 // session before it), wrong and replayed codes refused alike, a recovery code good once, the pending
 // step's expiry, turning it off, the owner requiring it (a member without it can only enrol), the
 // throttles per member and per address (codes and passwords), and nothing secret in the logs.
+import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { Writable } from 'node:stream';
 import QRCode from 'qrcode';
@@ -168,6 +169,33 @@ t.test('turning it off takes a current code; then the password alone signs in', 
   t.match((await c.get(off.location!)).text, /Two-step sign-in is off/);
   t.equal(await knex('dashboard_recovery_codes as r').join('dashboard_users as u', 'u.id', 'r.user_id').where('u.email', 'off@example.com').first(), undefined, 'recovery codes gone');
   t.equal((await password('off@example.com')).r.location, '/dashboard', 'no code asked');
+  await knex('dashboard_two_factor_failures').delete();
+});
+
+t.test('the operator resets a member who lost phone and codes: key, codes, sessions and a waiting sign-in end at once; audited; 404 for another merchant\'s', async (t) => {
+  const m = await h.newMerchant();
+  const other = await h.newMerchant();
+  await member(m.merchantId, 'lost@example.com');
+  const c = await signedIn('lost@example.com');
+  await enrol(c);
+  nextStep();
+  const waiting = await password('lost@example.com');
+  t.equal(waiting.r.location, '/dashboard/sign-in/code', 'a sign-in waits for a code');
+  const userId = ((await knex('dashboard_users').where({ email: 'lost@example.com' }).first('id')) as { id: string }).id;
+  const path = `/admin/merchants/${m.merchantId}/dashboard-users/${userId}/two-factor`;
+  t.equal((await h.admin('DELETE', `/admin/merchants/${other.merchantId}/dashboard-users/${userId}/two-factor`)).status, 404, 'not through another merchant');
+  t.equal((await h.admin('DELETE', `/admin/merchants/${m.merchantId}/dashboard-users/${randomUUID()}/two-factor`)).status, 404, 'an unknown user');
+  t.equal((await c.get('/dashboard')).status, 200, 'still signed in before the reset');
+  const reset = await h.admin('DELETE', path);
+  t.equal(reset.status, 200);
+  t.match(reset.body, { id: userId, email: 'lost@example.com', status: 'active' });
+  t.equal((await c.get('/dashboard')).location, '/dashboard/sign-in', 'the session ended');
+  t.equal((await waiting.c.get('/dashboard/sign-in/code')).location, '/dashboard/sign-in', 'the sign-in waiting for a code ended');
+  for (const table of ['dashboard_two_factor', 'dashboard_recovery_codes']) t.equal((await knex(table).where({ user_id: userId })).length, 0, `${table}: nothing left`);
+  t.equal((await password('lost@example.com')).r.location, '/dashboard', 'the password alone signs in again');
+  const entries = await h.admin('GET', `/admin/audit-log?merchant_id=${m.merchantId}&action=two_factor.reset`);
+  t.equal(entries.body.data.length, 1, 'one audit entry');
+  t.match(entries.body.data[0], { action: 'two_factor.reset', actor: { type: 'operator' }, target: { type: 'dashboard_user', id: userId } });
   await knex('dashboard_two_factor_failures').delete();
 });
 

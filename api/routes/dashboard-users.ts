@@ -4,7 +4,8 @@
 import type { ApiModule } from '../module.ts';
 import { body, errors, idParam, json, ref } from '../openapi/common.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { inviteUser, listUsers, userView } from '../../commands/dashboard-users.ts';
+import { inviteUser, listUsers, userView, type DashboardUser } from '../../commands/dashboard-users.ts';
+import { resetTwoFactor } from '../../commands/dashboard-two-factor.ts';
 import { ROLES } from '../../domain/dashboard-roles.ts';
 
 const tags = ['Operator'];
@@ -65,8 +66,26 @@ export const dashboardUsersModule: ApiModule = {
         responses: { 200: json({ type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('DashboardUser') } } }), 401: errors[401], 404: errors[404] },
       },
     },
+    '/admin/merchants/{merchant_id}/dashboard-users/{user_id}/two-factor': {
+      delete: {
+        'x-auth': 'admin', tags, operationId: 'adminResetDashboardUserTwoFactor',
+        'x-audit': { action: 'two_factor.reset', target: { type: 'dashboard_user', id: 'path:user_id' }, merchant: 'path:merchant_id' },
+        summary: "Reset a dashboard user's two-step sign-in (lost phone and recovery codes)",
+        description: 'Removes the user\'s TOTP key and recovery codes and ends their dashboard sessions and any sign-in waiting for a code, ' +
+          'at once. They then sign in with their password alone, or are sent to enrol again when the merchant requires two-step sign-in. ' +
+          'Check who is asking before calling it: it is the way past the second factor.',
+        parameters: [mid, idParam('user_id')],
+        responses: { 200: json(ref('DashboardUser'), 'Reset'), 401: errors[401], 404: errors[404] },
+      },
+    },
   },
   handlers: {
+    adminResetDashboardUserTwoFactor: async (ctx) => {
+      const user = await resetTwoFactor(ctx.services.knex, ctx.params.merchant_id!, ctx.params.user_id!);
+      if (!user) throw new DomainError('not_found', 'Dashboard user not found');
+      const row = (await ctx.services.knex('dashboard_users').where({ id: user.id }).first()) as DashboardUser;
+      return { status: 200, body: userView(row) };
+    },
     adminInviteDashboardUser: async (ctx) => {
       const { user, token, expiresAt } = await inviteUser(ctx.services, ctx.params.merchant_id!, ctx.body.email, ctx.body.role);
       return {

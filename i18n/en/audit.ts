@@ -69,5 +69,6 @@ export const audit = {
   'audit.action.session.others_ended': 'Other sessions ended',
   'audit.action.two_factor.enrolled': 'Two-step sign-in turned on',
   'audit.action.two_factor.disabled': 'Two-step sign-in turned off',
+  'audit.action.two_factor.reset': 'Two-step sign-in reset by the operator',
   'audit.action.two_factor.requirement_set': 'Two-step sign-in requirement set',
 } as const;

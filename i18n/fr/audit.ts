@@ -71,5 +71,6 @@ export const audit: Record<keyof typeof en, string> = {
   'audit.action.session.others_ended': 'Autres sessions fermées',
   'audit.action.two_factor.enrolled': 'Connexion en deux étapes activée',
   'audit.action.two_factor.disabled': 'Connexion en deux étapes désactivée',
+  'audit.action.two_factor.reset': "Connexion en deux étapes réinitialisée par l'opérateur",
   'audit.action.two_factor.requirement_set': 'Exigence de connexion en deux étapes modifiée',
 };

@@ -92,6 +92,12 @@ export const operationExamples: Record<string, OperationExample> = {
   adminListDashboardUsers: {
     response: { data: [Object.fromEntries(Object.entries(x.dashboardInvitation).filter(([k]) => !k.startsWith('invitation_')))] },
   },
+  adminResetDashboardUserTwoFactor: {
+    response: {
+      ...Object.fromEntries(Object.entries(x.dashboardInvitation).filter(([k]) => !k.startsWith('invitation_'))),
+      status: 'active', password_set_at: '2026-11-26T04:31:02.114Z', last_sign_in_at: '2026-11-27T08:12:40.551Z',
+    },
+  },
   // Operator: operator availability (CONTRACT §14).
   adminListOperators: {
     response: { data: [{ operator_code: 'CM_MTN_MOMO', name: 'MTN Mobile Money', country_code: 'CM', payin: 'operational', payout: 'operational', updated_at: null, updated_by: null }, x.operatorAvailability] },
