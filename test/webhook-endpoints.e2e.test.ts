@@ -281,6 +281,11 @@ t.test("a hanging endpoint never delays its merchant's other endpoint nor anothe
   const hanging: string[] = [];
   for (let i = 0; i < 10; i++) hanging.push(await completedWidget(h, m));
   await until(() => dead.deliveries.length >= PER_ENDPOINT_CONCURRENCY, 'the hanging endpoint busy');
+  // Every one of them recorded before the second endpoint comes: an event is recorded for the
+  // endpoints there are when it is recorded (workers/webhooks/targets.ts), and the recorder may run
+  // behind the appends (seen in the services lane: one of the ten went to the new endpoint).
+  await until(async () => (await Promise.all(hanging.map((id) => eventsOf(h, m, id)))).every((es) => es.some((e) => e.event === 'widget.completed')),
+    'the ten events of the hanging endpoint recorded');
   await addEndpoint(m, { url: alive.url });
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) ids.push(await completedWidget(h, m));
