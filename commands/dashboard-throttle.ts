@@ -5,6 +5,7 @@
 // e-mail typed on the sign-in form can never name one of these subjects.
 import type { Knex } from 'knex';
 import { LOCKOUT_MS } from './dashboard-users.ts';
+import { countFailure } from './lockouts.ts';
 
 /** A 6-digit code is one in a million: five tries per member, then 15 minutes (as passwords). */
 export const MAX_FAILED_CODES_PER_MEMBER = 5;
@@ -23,21 +24,8 @@ export async function anyLocked(knex: Knex, subjects: string[], now: Date): Prom
 }
 
 /** Counts one failure against the subject; true when it locks it. */
-export async function recordFailure(knex: Knex, subject: string, limit: number, now: Date): Promise<boolean> {
-  const forgetBefore = new Date(now.getTime() - LOCKOUT_MS);
-  const r = await knex.raw<{ rows: Array<{ failed_attempts: number }> }>(
-    `INSERT INTO dashboard_two_factor_failures AS f (subject, failed_attempts, locked_until, updated_at) VALUES (?, 1, NULL, ?)
-     ON CONFLICT (subject) DO UPDATE SET
-       failed_attempts = CASE WHEN f.updated_at < ? OR (f.locked_until IS NOT NULL AND f.locked_until <= EXCLUDED.updated_at)
-                              THEN 1 ELSE f.failed_attempts + 1 END,
-       locked_until = NULL,
-       updated_at = EXCLUDED.updated_at
-     RETURNING failed_attempts`,
-    [subject, now, forgetBefore],
-  );
-  if ((r.rows[0]?.failed_attempts ?? 1) < limit) return false;
-  await knex('dashboard_two_factor_failures').where({ subject }).update({ locked_until: new Date(now.getTime() + LOCKOUT_MS) });
-  return true;
+export function recordFailure(knex: Knex, subject: string, limit: number, now: Date): Promise<boolean> {
+  return countFailure(knex, { table: 'dashboard_two_factor_failures', key: 'subject' }, subject, limit, LOCKOUT_MS, now);
 }
 
 /** A correct code forgets the member's failures (never the address's: one good account must not reset them). */

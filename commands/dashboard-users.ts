@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import type { Services } from './services.ts';
 import { DomainError } from '../domain/errors.ts';
 import { hashPassword, verifyAgainstNothing, verifyPassword } from '../infra/passwords.ts';
+import { countFailure } from './lockouts.ts';
 import type { Role } from '../domain/dashboard-roles.ts';
 import { checkTeamChange, lockOwners, type TeamActor } from './dashboard-team.ts';
 
@@ -140,20 +141,6 @@ export async function signIn(s: Services, rawEmail: unknown, password: unknown):
 }
 
 /** Counts one failure; true when it locks the address. */
-async function recordFailure(knex: Knex, email: string, now: Date): Promise<boolean> {
-  const forgetBefore = new Date(now.getTime() - FAILURE_MEMORY_MS);
-  const r = await knex.raw<{ rows: Array<{ failed_attempts: number }> }>(
-    `INSERT INTO dashboard_sign_in_failures AS f (email, failed_attempts, locked_until, updated_at) VALUES (?, 1, NULL, ?)
-     ON CONFLICT (email) DO UPDATE SET
-       failed_attempts = CASE WHEN f.updated_at < ? OR (f.locked_until IS NOT NULL AND f.locked_until <= EXCLUDED.updated_at)
-                              THEN 1 ELSE f.failed_attempts + 1 END,
-       locked_until = NULL,
-       updated_at = EXCLUDED.updated_at
-     RETURNING failed_attempts`,
-    [email, now, forgetBefore],
-  );
-  const count = r.rows[0]?.failed_attempts ?? 1;
-  if (count < MAX_FAILED_SIGN_INS) return false;
-  await knex('dashboard_sign_in_failures').where({ email }).update({ locked_until: new Date(now.getTime() + LOCKOUT_MS) });
-  return true;
+function recordFailure(knex: Knex, email: string, now: Date): Promise<boolean> {
+  return countFailure(knex, { table: 'dashboard_sign_in_failures', key: 'email' }, email, MAX_FAILED_SIGN_INS, FAILURE_MEMORY_MS, now);
 }
