@@ -87,30 +87,38 @@ function migrationsHash(): string {
 
 /** The migrated template's name: one per set of migrations (a new migration makes a new one). */
 function migratedTemplate(): Promise<string> {
-  template ??= (async () => {
-    const name = `mpa_template_${migrationsHash()}`;
-    const exists = async () => admin(async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1 AND datallowconn', [name])).rowCount === 1);
-    if (await exists()) return name;
-    // Built under another name and renamed when complete: a file killed mid-way leaves no half template.
-    const building = `${name}_${randomBytes(4).toString('hex')}`;
-    await admin((c) => c.query(`CREATE DATABASE ${building}`));
-    const db = await openDatabase({ databaseUrl: withDatabase(await testServerUrl(), building), poolMax: 2 });
-    try {
-      await migrate(db);
-    } finally {
-      await db.close();
-    }
-    await admin(async (c) => {
-      try {
-        await c.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
-      } catch (err) {
-        if ((err as { code?: string }).code !== '42P04') throw err; // another file made it first
-        await c.query(`DROP DATABASE ${building}`);
-      }
-    });
-    return name;
-  })();
+  template ??= buildTemplate(`mpa_template_${migrationsHash()}`);
   return template;
+}
+
+/**
+ * Builds the migrated template `name` unless it exists; the run's files call this at once, and all
+ * of them get the one template.
+ */
+export async function buildTemplate(name: string): Promise<string> {
+  const exists = async () => admin(async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1 AND datallowconn', [name])).rowCount === 1);
+  if (await exists()) return name;
+  // Built under another name and renamed when complete: a file killed mid-way leaves no half template.
+  const building = `${name}_${randomBytes(4).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE ${building}`));
+  const db = await openDatabase({ databaseUrl: withDatabase(await testServerUrl(), building), poolMax: 2 });
+  try {
+    await migrate(db);
+  } finally {
+    await db.close();
+  }
+  await admin(async (c) => {
+    try {
+      await c.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+    } catch (err) {
+      // Another file made it first: 42P04 when its rename had committed, 23505 (the catalog's
+      // unique index) when both renames ran at once.
+      const code = (err as { code?: string }).code;
+      if (code !== '42P04' && code !== '23505') throw err;
+      await c.query(`DROP DATABASE ${building}`);
+    }
+  });
+  return name;
 }
 
 /** A new database copied from the migrated template. */
