@@ -47,9 +47,15 @@ const legacyEndpoint = (m: M.MerchantState) => (m.exists ? legacyEndpointOf(m.id
 
 /** The merchant's endpoints as they stand (the stream's tail read: never behind a committed event). */
 export async function endpointsOf(s: Services, merchantId: string): Promise<W.WebhookEndpoint[]> {
-  const { state } = await s.aggregates.load(streams.webhookEndpoints(merchantId), W.endpointsDecider);
-  if (state.started) return state.endpoints;
-  const legacy = legacyEndpoint((await s.aggregates.load(streams.merchant(merchantId), M.merchantDecider)).state);
+  // Both streams at once: their tail reads go out as one statement (the event store batches the reads
+  // of a turn), where one after the other was two round trips before every webhook attempt (issue 44).
+  // The merchant's is needed only while the endpoints' stream has not started (its legacy URL).
+  const [endpoints, merchant] = await Promise.all([
+    s.aggregates.load(streams.webhookEndpoints(merchantId), W.endpointsDecider),
+    s.aggregates.load(streams.merchant(merchantId), M.merchantDecider),
+  ]);
+  if (endpoints.state.started) return endpoints.state.endpoints;
+  const legacy = legacyEndpoint(merchant.state);
   return legacy ? [legacy] : [];
 }
 
