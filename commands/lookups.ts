@@ -2,7 +2,7 @@
 // customer named in a body. Read from the event store (not read models), so a decision never sees
 // a lagging projection; inside `transact`, the merchant is held unchanged until the commit.
 import type { Services } from './services.ts';
-import { customerDecider, requireNamedCustomer } from '../domain/customer.ts';
+import { customerDecider, requireNamedCustomer, type CustomerState } from '../domain/customer.ts';
 import type { KycGate } from '../domain/kyc.ts';
 import { merchantDecider, requireMerchant, type MerchantState } from '../domain/merchant.ts';
 import { streams } from './streams.ts';
@@ -34,13 +34,19 @@ export async function loadMerchant(s: Services, merchantId: string): Promise<Mer
 }
 
 /**
- * What the KYC gate decides with (routing kyc_required_operators): the customer's KYC status is read
- * only when the operator is on the merchant's list.
+ * What the KYC gate decides with (routing kyc_required_operators), inside `transact`: the merchant
+ * as the decision read it, and the customer's KYC status only when the operator is on the merchant's
+ * list, read as the decision's too (the cache trusted, the append held to its version: a change in
+ * between decides again). `customer` reads it once for the calls of one decision.
  */
-export async function kycGate(s: Services, merchantId: string, customerId: string, operatorCode: string): Promise<KycGate> {
-  const merchant = await loadMerchant(s, merchantId);
+export async function kycGate(merchant: MerchantState, operatorCode: string, customer: () => Promise<CustomerState>): Promise<KycGate> {
   const requiredOperators = merchant.routing.kyc_required_operators ?? [];
   if (!requiredOperators.includes(operatorCode)) return { requiredOperators, customerStatus: null };
-  const { state } = await s.aggregates.load(streams.customer(customerId), customerDecider);
-  return { requiredOperators, customerStatus: state.kycStatus };
+  return { requiredOperators, customerStatus: (await customer()).kycStatus };
+}
+
+/** The customer as the decision reads it (tx.read), once however many times it is asked. */
+export function customerReader(tx: AttemptLoader, customerId: string): () => Promise<CustomerState> {
+  let read: Promise<CustomerState> | undefined;
+  return () => (read ??= tx.read(streams.customer(customerId), customerDecider).then((l) => l.state));
 }

@@ -15,11 +15,13 @@ import * as W from '../domain/wallet.ts';
 import { DomainError, invariant } from '../domain/errors.ts';
 import type { Decider, DomainEvent } from '../domain/decider.ts';
 import type { KycGate } from '../domain/kyc.ts';
+import type { MerchantState } from '../domain/merchant.ts';
+import type { CustomerState } from '../domain/customer.ts';
 import type { LegOutcome, Recipient } from '../domain/payment.ts';
 import type { EventMetadata, StreamAppend } from '../infra/eventstore/types.ts';
 import { toNew, type AttemptLoader, type Loaded } from './aggregates.ts';
 import { streams } from './streams.ts';
-import { kycGate, requireCustomer } from './lookups.ts';
+import { customerReader, kycGate, readMerchant, requireCustomer } from './lookups.ts';
 import { created, createdEarlier, existing, type Created } from './created.ts';
 import { settleOnWallet, walletSettlement } from './wallet-settlements.ts';
 import { readAvailabilities } from './operator-availability.ts';
@@ -100,7 +102,7 @@ export async function decidePayouts(s: Services, tx: AttemptLoader, plans: Plann
   invariant(payouts.size === plans.length, 'one payout per id in a set');
   // The quotes' operators as the set reads them (CONTRACT §14: one closed for payouts refuses its payouts).
   const availability = await readAvailabilities(tx, [...quotes.values()].map((l) => l.state.quote?.operator_code));
-  const facts = await Promise.allSettled(factsOf(s, plans, quotes, availability));
+  const facts = await Promise.allSettled(factsOf(tx, plans, quotes, availability));
   const now = s.clock.now();
   const decided = new Decided(quotes, wallets);
   const answers = plans.map((p, i): PayoutAnswer => {
@@ -121,12 +123,19 @@ export async function decidePayouts(s: Services, tx: AttemptLoader, plans: Plann
 export interface PayoutSet { answers: PayoutAnswer[]; appends: StreamAppend[] }
 
 /** Each plan's facts, the same question asked once (a batch's payouts share a merchant, often a customer). */
-function factsOf(s: Services, plans: PlannedPayout[], quotes: Map<string, Loaded<Q.QuoteState>>, availability: OperatorAvailabilities): Array<Promise<PayoutFacts>> {
+function factsOf(tx: AttemptLoader, plans: PlannedPayout[], quotes: Map<string, Loaded<Q.QuoteState>>, availability: OperatorAvailabilities): Array<Promise<PayoutFacts>> {
   const asked = new Map<string, Promise<KycGate>>();
+  const merchants = new Map<string, Promise<MerchantState>>();
+  const customers = new Map<string, () => Promise<CustomerState>>();
   return plans.map((p) => {
     const operator = quotes.get(p.quoteStream)!.state.quote!.operator_code;
     const key = `${p.c.customerId}:${operator}`;
-    if (!asked.has(key)) asked.set(key, kycGate(s, p.c.merchantId, p.c.customerId, operator));
+    if (!asked.has(key)) {
+      // Each stream read once for the set (tx.read: held unchanged until the append).
+      if (!merchants.has(p.c.merchantId)) merchants.set(p.c.merchantId, readMerchant(tx, p.c.merchantId));
+      if (!customers.has(p.c.customerId)) customers.set(p.c.customerId, customerReader(tx, p.c.customerId));
+      asked.set(key, merchants.get(p.c.merchantId)!.then((m) => kycGate(m, operator, customers.get(p.c.customerId)!)));
+    }
     return asked.get(key)!.then((kyc) => ({ kyc, availability }));
   });
 }

@@ -15,7 +15,7 @@ import type { RailParty, Recipient } from '../domain/payment.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import { toNew, type AttemptLoader } from './aggregates.ts';
 import { streams } from './streams.ts';
-import { kycGate, requireCustomer } from './lookups.ts';
+import { customerReader, kycGate, readMerchant, requireCustomer } from './lookups.ts';
 import { created, createdEarlier, existing, type Created } from './created.ts';
 import { withSealedOtp } from './sealed-otp.ts';
 import { withWalletEffects } from './transfer-wallets.ts';
@@ -68,7 +68,7 @@ async function decideCreate(s: Services, tx: AttemptLoader, c: CreateTransfer, s
     data: {
       transferId: c.transferId, merchantId: c.merchantId, customerId: c.customerId, quoteId: c.quoteId, quote: q,
       payer: c.payer, recipient: c.recipient, otpSupplied: c.otp !== undefined,
-      kyc: await kycGate(s, c.merchantId, c.customerId, q.recipient_operator_code!),
+      kyc: await kycGate(await readMerchant(tx, c.merchantId), q.recipient_operator_code!, customerReader(tx, c.customerId)),
       paymentReasonCode: c.paymentReasonCode, senderSourceOfFunds: c.senderSourceOfFunds, senderOccupation: c.senderOccupation,
       metadata: c.metadata, availability: await readAvailabilities(tx, [q.payer_operator_code, q.recipient_operator_code]), at,
     },
