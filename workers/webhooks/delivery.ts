@@ -244,14 +244,15 @@ export function deliveryHandler(s: Services): (job: Job<DeliveryJob>) => Promise
     if (busyFor !== undefined) return later(busyFor);
     let durationMs: number | undefined;
     try {
-      const row = await readDelivery(s, eventId, endpointId);
+      // The delivery's row and the endpoint as it stands, at once: one round trip before the POST, not
+      // two (the endpoint read is wasted only for an attempt that is not due, rare).
+      const [row, endpoint] = await Promise.all([readDelivery(s, eventId, endpointId), endpointNow(s, merchantId, endpointId)]);
       if (!row) return;
       if (trigger === 'scheduled') {
         const wait = notYet(s, row);
         if (wait === 'done') return;
         if (wait) return { retryAt: wait };
       }
-      const endpoint = await endpointNow(s, merchantId, endpointId);
       if (trigger === 'manual' && (!endpoint || endpoint.status !== 'enabled')) return; // a redelivery goes to enabled endpoints only
       const { url, attemptedAt, result, skip } = await attempt(s, row, endpoint);
       crashPoint('during-webhook-delivery');
