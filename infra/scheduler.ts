@@ -63,6 +63,12 @@ async function insertJobs(q: Knex | Knex.Transaction, jobs: NewJob[], replace: b
   );
 }
 
+/**
+ * How often the periodic poll looks for due jobs that no wake-up announced (another process's, a
+ * lease that expired, a due time reached). It is one statement for every kind (dueKinds), then a
+ * claim for each kind that has one: idle, a claim per kind every interval was most of what an idle
+ * service sent (24 statements a second, issue 44).
+ */
 const POLL_MS = 250;
 /**
  * Finished runs are removed together over this window (bench issue 8: one DELETE per payin's
@@ -80,6 +86,7 @@ export class Scheduler {
   /** Callers of polled(), by kind, waiting for its next poll. */
   private pollWaiters = new Map<string, Array<() => void>>();
   private stopped = false;
+  private sweepTimer: NodeJS.Timeout | undefined;
   private inFlight = new Set<Promise<void>>();
   /** The finished runs' removals among them (stop() sends them once the runs are over). */
   private readonly removals = new Set<Promise<void>>();
@@ -149,6 +156,34 @@ export class Scheduler {
   start(): void {
     this.started = true;
     for (const k of this.kinds.keys()) this.wake(k, 0);
+    this.scheduleSweep();
+  }
+
+  private scheduleSweep(): void {
+    if (this.stopped) return;
+    this.sweepTimer = setTimeout(() => this.track(this.sweep()), POLL_MS);
+  }
+
+  /** The periodic poll: the kinds with a free slot that have a due job, found in one statement, each woken. */
+  private async sweep(): Promise<void> {
+    try {
+      const open = [...this.kinds.values()].filter((k) => k.running < k.concurrency).map((k) => k.name);
+      if (open.length > 0) for (const name of await this.dueKinds(open)) this.wake(name, 0);
+    } catch (err) {
+      this.log.error({ err }, 'looking for due jobs failed');
+    } finally {
+      this.scheduleSweep();
+    }
+  }
+
+  private async dueKinds(names: string[]): Promise<string[]> {
+    const now = this.clock.now();
+    const r = await this.knex.raw<{ rows: Array<{ kind: string }> }>(
+      `SELECT k AS kind FROM unnest(?::text[]) AS k
+       WHERE EXISTS (SELECT 1 FROM jobs WHERE kind = k AND due_at <= ? AND (locked_until IS NULL OR locked_until < ?))`,
+      [names, now, now],
+    );
+    return r.rows.map((x) => x.kind);
   }
 
   /**
@@ -164,11 +199,11 @@ export class Scheduler {
     })));
   }
 
-  /** Runs the kind's poll after `inMs` (sooner wakes win). */
+  /** Runs the kind's poll after `inMs` (sooner wakes win; one further away than the periodic poll is left to it). */
   private wake(name: string, inMs: number): void {
     const k = this.kinds.get(name)!;
-    if (this.stopped) return;
-    const delay = Math.max(0, Math.min(inMs, POLL_MS));
+    if (this.stopped || inMs > POLL_MS) return;
+    const delay = Math.max(0, inMs);
     const at = Date.now() + delay;
     if (k.timer && k.nextWake <= at) return;
     if (k.timer) clearTimeout(k.timer);
@@ -218,9 +253,9 @@ export class Scheduler {
       return;
     }
     for (const row of claimed) this.run(k, row);
-    // More may be due right away if we filled our slots; otherwise poll again later.
+    // More may be due right away if we filled our slots; otherwise the periodic poll looks again.
     k.saturated = claimed.length > 0 && claimed.length === free;
-    this.wake(k.name, k.saturated ? 20 : POLL_MS);
+    if (k.saturated) this.wake(k.name, 20);
   }
 
   private async claim(k: Kind, limit: number): Promise<Array<Row & { lease_id: string }>> {
@@ -296,6 +331,7 @@ export class Scheduler {
   /** Stops claiming; waits for running jobs to finish (unfinished ones are retried after their lease). */
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
     for (const k of this.kinds.values()) if (k.timer) clearTimeout(k.timer);
     for (const waiters of this.pollWaiters.values()) for (const w of waiters) w(); // no poll will come
     this.pollWaiters.clear();
