@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Services } from './services.ts';
+import type { DashboardUser } from './dashboard-users.ts';
 import { matchingTimeStep, newTotpSecret } from '../infra/totp.ts';
 
 export const RECOVERY_CODE_COUNT = 10;
@@ -132,11 +133,12 @@ export async function removeTwoFactor(knex: Knex, userId: string): Promise<void>
  * The operator's way back for a member who lost both their phone and their recovery codes: the
  * member's 2FA goes (secret, recovery codes, a sign-in waiting for a code) and so do their sessions,
  * all in one transaction. The member signs in with the password alone, or is sent to enrol again
- * when the team requires it. Undefined for a user that is not the merchant's.
+ * when the team requires it. Answers the user's row (the reset leaves it as it was); undefined for a
+ * user that is not the merchant's.
  */
-export async function resetTwoFactor(knex: Knex, merchantId: string, userId: string): Promise<{ id: string } | undefined> {
+export async function resetTwoFactor(knex: Knex, merchantId: string, userId: string): Promise<DashboardUser | undefined> {
   return knex.transaction(async (tx) => {
-    const user = (await tx('dashboard_users').where({ id: userId, merchant_id: merchantId }).forUpdate().first('id')) as { id: string } | undefined;
+    const user = (await tx('dashboard_users').where({ id: userId, merchant_id: merchantId }).forUpdate().first()) as DashboardUser | undefined;
     if (!user) return undefined;
     for (const table of ['dashboard_recovery_codes', 'dashboard_two_factor', 'dashboard_pending_sign_ins', 'dashboard_sessions']) {
       await tx(table).where({ user_id: userId }).delete();

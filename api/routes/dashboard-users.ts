@@ -4,7 +4,7 @@
 import type { ApiModule } from '../module.ts';
 import { body, errors, idParam, json, ref } from '../openapi/common.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { inviteUser, listUsers, userView, type DashboardUser } from '../../commands/dashboard-users.ts';
+import { inviteUser, listUsers, userView } from '../../commands/dashboard-users.ts';
 import { resetTwoFactor } from '../../commands/dashboard-two-factor.ts';
 import { ROLES } from '../../domain/dashboard-roles.ts';
 
@@ -83,8 +83,7 @@ export const dashboardUsersModule: ApiModule = {
     adminResetDashboardUserTwoFactor: async (ctx) => {
       const user = await resetTwoFactor(ctx.services.knex, ctx.params.merchant_id!, ctx.params.user_id!);
       if (!user) throw new DomainError('not_found', 'Dashboard user not found');
-      const row = (await ctx.services.knex('dashboard_users').where({ id: user.id }).first()) as DashboardUser;
-      return { status: 200, body: userView(row) };
+      return { status: 200, body: userView(user) };
     },
     adminInviteDashboardUser: async (ctx) => {
       const { user, token, expiresAt } = await inviteUser(ctx.services, ctx.params.merchant_id!, ctx.body.email, ctx.body.role);
