@@ -4,8 +4,9 @@
 // Create: one atomic append over three streams: quote consumed, transfer created (pending), and the
 // payout amount held in the payout currency (hold id = the first disbursement's reference). Short
 // of balance → 400 insufficient_balance, nothing appended, quote still active.
-// The saga (workers/transfer-saga.ts) starts the collection; the gateway runs each leg and reports
-// its outcome to commands/transfer-legs.ts (transferLegOwner).
+// The collection starts in the create's own decision (the saga, workers/transfer-saga.ts, starts it
+// for a transfer created without it); the gateway runs each leg and reports its outcome to
+// commands/transfer-legs.ts (transferLegOwner).
 // Relaunch holds the (new) payout amount again and starts attempt n+1; the payer is never collected
 // again (the collection reference is fixed and its leg already settled).
 import type { Services } from './services.ts';
@@ -74,15 +75,17 @@ async function decideCreate(s: Services, tx: AttemptLoader, c: CreateTransfer, s
     },
   }, transfer.state);
   const appends = await withWalletEffects(tx, transfer, events, meta);
-  // Sealed before the append: the collection may start as soon as the transfer exists.
+  // Sealed before the append: the collection starts with the transfer (the gateway may take it at once).
   await seal();
   return {
     appends: [{ streamId: quote.streamId, expectedVersion: quote.version, events: toNew(consumed, meta) }, ...appends],
-    result: created(events.reduce(T.transferDecider.evolve, transfer.state)),
+    // The answer is the transfer as created (the reference: the create response carries `pending`);
+    // its collection, decided with it, shows from the next read on.
+    result: created(T.transferDecider.evolve(transfer.state, events[0]!)),
   };
 }
 
-/** Saga step: the transfer exists → its collection starts (once, whatever the redeliveries). */
+/** Saga step for a transfer created without its collection started (an earlier version's create): it starts, once. */
 export async function startCollection(s: Services, transferId: string, meta: EventMetadata): Promise<void> {
   await s.aggregates.execute(streams.transfer(transferId), T.transferDecider, () => ({ type: 'StartCollection', data: { at: s.clock.now().toISOString() } }), meta);
 }

@@ -325,7 +325,7 @@ function create(s: TransferState, c: CreateTransfer): TransferEvent[] {
   if (otpRequired && !c.otpSupplied) {
     throw new DomainError('otp_required', `${q.payer_operator_code} requires a one-time password to collect`, [{ field: 'otp', message: 'is required for this operator' }]);
   }
-  return [{
+  const created: TransferEvent = {
     type: 'transfer.created',
     data: {
       transfer_id: c.transferId, merchant_id: c.merchantId, customer_id: c.customerId, quote_id: c.quoteId,
@@ -336,10 +336,14 @@ function create(s: TransferState, c: CreateTransfer): TransferEvent[] {
       payment_reason_code: c.paymentReasonCode, sender_source_of_funds: c.senderSourceOfFunds, sender_occupation: c.senderOccupation,
       metadata: c.metadata, otp_required: otpRequired, otp_supplied: c.otpSupplied, at: c.at,
     },
-  }];
+  };
+  // The collection starts in the same decision (issue 44): a separate saga step cost every transfer a
+  // trip through the bus and an append of its own before its first leg could start. The saga still
+  // starts the collection of a transfer created without it (by an earlier version of the service).
+  return [created, ...startCollection(transferDecider.evolve(s, created), { at: c.at })];
 }
 
-/** The saga starts the collection once; a redelivered trigger decides nothing. */
+/** The collection starts once (at the create, or by the saga for a transfer created without it); a redelivered trigger decides nothing. */
 function startCollection(s: TransferState, c: { at: string }): TransferEvent[] {
   invariant(s.exists, 'collection for a transfer that does not exist');
   if (s.payin_status !== 'not_started') return [];

@@ -62,7 +62,7 @@ t.test('create → pending, both legs not started', async (t) => {
 });
 
 t.test('create: the quote\'s transfer, with the parties checked against it', async (t) => {
-  given([]).when(create()).then(t, [ev('transfer.created', { ...created, otp_supplied: false })], 'the quote\'s amounts, corridor and operators');
+  given([]).when(create()).then(t, [ev('transfer.created', { ...created, otp_supplied: false }), collecting], 'the quote\'s amounts, corridor and operators; its collection starts with it');
   given([]).when(create({ payer: { ...created.payer, phone: '670000001' } })).thenMatch(t, [{ data: { payer: { phone: '+237670000001' } } }], 'a phone is normalised');
   given([]).when(create({ payer: { ...created.payer, operator_code: 'CM_ORANGE_MOMO' } })).thenThrows(t, 'quote_mismatch', 'a payer on another operator than quoted');
   given([]).when(create({ recipient: { ...created.recipient, country_code: 'CI' } })).thenThrows(t, 'quote_mismatch', 'a recipient in another country than quoted');
@@ -99,7 +99,7 @@ t.test('the transfer quote a create reads: the merchant\'s, for a transfer', asy
   t.throws(() => T.transferQuote(state({ flow_type: 'payout' }), 'm'), { code: 'quote_mismatch' }, 'a payout quote');
 });
 
-t.test('the collection starts once', async (t) => {
+t.test('the collection starts once (the saga, for a transfer created without it by an earlier version)', async (t) => {
   given([createdE]).when(startCollection).then(t, [collecting]);
   given([createdE, collecting]).when(startCollection).thenNothing(t, 'redelivered trigger: nothing');
   t.match(given([createdE, collecting]).state, { status: 'collecting', payin_status: 'pending', payout_status: 'not_started' });

@@ -1,5 +1,7 @@
 // The transfer saga's one step that is not a leg outcome: a created transfer starts its collection.
-// Everything after is driven by the legs' outcomes (commands/transfer-legs.ts, called
+// A create decides that itself since issue 44 (domain/transfer.ts), so here it decides nothing;
+// the step stays for transfers created by an earlier version (transfer.created alone, during a
+// rolling deploy or recorded before it), whose collection would otherwise never start. Everything after is driven by the legs' outcomes (commands/transfer-legs.ts, called
 // by the provider gateway), so the saga's state is the transfer stream itself: after a crash,
 // redelivered events decide nothing twice and nothing is kept in memory.
 import type { Services } from '../commands/services.ts';
