@@ -79,6 +79,8 @@ const FINISHED_WINDOW_MS = 25;
 const MAX_CLAIM = 100;
 
 interface Row { kind: string; key: string; payload: unknown; attempts: number; due_at: Date | string }
+/** A job row as a claim answers it, under the claim's lease (also as a database function leases it: Scheduler.adopt). */
+export type LeasedJob = Row & { lease_id: string };
 
 export class Scheduler {
   private kinds = new Map<string, Kind>();
@@ -147,6 +149,28 @@ export class Scheduler {
   /** Jobs of `kind` were scheduled outside schedule() (by a database function): poll for them now. */
   nudge(kind: string): void {
     if (this.started && this.kinds.has(kind)) this.wake(kind, 0);
+  }
+
+  /**
+   * A lease for jobs that a database function makes and claims for this process in the same
+   * transaction (migration 035): the claim's lease id and expiry, and how many of the kind's slots
+   * are free here (the function leases at most that many; 0 when none is, or before start()).
+   */
+  leaseFor(kind: string): { leaseId: string; lockedUntil: Date; limit: number } {
+    const k = this.kinds.get(kind);
+    const free = k && this.started && !this.stopped ? Math.max(0, k.concurrency - k.running) : 0;
+    return { leaseId: randomUUID(), lockedUntil: new Date(this.clock.now().getTime() + (k?.leaseMs ?? 0)), limit: Math.min(free, MAX_CLAIM) };
+  }
+
+  /**
+   * Runs jobs leased to this process by a database function (leaseFor), as if a claim had taken them:
+   * each in a free slot of its kind at once; any over the free slots (or after stop()) given back.
+   */
+  adopt(kind: string, rows: LeasedJob[]): void {
+    const k = this.kinds.get(kind);
+    const free = k && !this.stopped ? Math.max(0, k.concurrency - k.running) : 0;
+    for (const row of rows.slice(0, free)) this.run(k!, row);
+    if (rows.length > free) this.track(this.release(rows.slice(free)));
   }
 
   async cancel(kind: string, key: string): Promise<void> {

@@ -66,10 +66,12 @@ t.test('projector past the event, merchant cached: no read of the merchant strea
   t.ok(await s.projector.waitFor(second.event.position), 'read past the event');
   const reads = await recordWatching(m, second.event);
   t.same(reads, [], 'the merchant stream was not read');
-  t.same(await recordWatching(m, second.event, streams.webhookEndpoints(m.merchantId)), [],
-    'nor its endpoints stream (none yet: remembered empty, and no endpoints event read since)');
+  // The recording hands its delivery job to this process's scheduler at once (migration 035), and the
+  // attempt reads the endpoint as it stands: let it finish, so the next watch is the recorder's alone.
   // The receiver sees the request before the worker records its answer: wait for the record.
   await until(async () => (await eventsOf(h, m, second.id))[0]?.delivery_status === 'delivered', 'the second delivered');
+  t.same(await recordWatching(m, second.event, streams.webhookEndpoints(m.merchantId)), [],
+    'nor its endpoints stream (none yet: remembered empty, and no endpoints event read since)');
   t.equal(rx.deliveries.length, 2, 'both delivered, once each');
 });
 

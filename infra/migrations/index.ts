@@ -35,6 +35,7 @@ import * as m031 from './031_dashboard_roles.ts';
 import * as m032 from './032_dashboard_two_factor.ts';
 import * as m033 from './033_audit_log.ts';
 import * as m034 from './034_event_feed_per_merchant.ts';
+import * as m035 from './035_webhook_jobs_leased.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -76,6 +77,7 @@ const migrations: Array<[string, Migration]> = [
   ['032_dashboard_two_factor', m032],
   ['033_audit_log', m033],
   ['034_event_feed_per_merchant', m034],
+  ['035_webhook_jobs_leased', m035],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

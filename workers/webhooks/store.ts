@@ -27,6 +27,7 @@ import { webhookResourceOf } from './resources.ts';
 import { endpointsAsOf } from './targets.ts';
 import { acceptsEvent } from '../../domain/webhook-endpoints.ts';
 import { StatementBatcher } from '../../infra/statement-batcher.ts';
+import type { LeasedJob } from '../../infra/scheduler.ts';
 
 
 
@@ -113,11 +114,15 @@ function recorders(s: Services): Recorders {
       return newPerCall(calls, new Set(res.rows.map((x) => x.id)));
     }),
     scheduling: new StatementBatcher(async (calls) => {
-      // A CALL, never inside a transaction: the procedure commits the events before the fan-out.
-      const res = await s.knex.raw<{ rows: Array<{ o_inserted: string[]; o_scheduled: boolean }> }>(
-        'CALL record_webhook_events_fanout(?::jsonb, ?::text, ?::timestamptz, NULL::uuid[], NULL::boolean)', [JSON.stringify(calls.flat()), JOB_KIND, s.clock.now()],
+      // A CALL, never inside a transaction: the procedure commits the events before the fan-out. The
+      // first attempts' jobs come back leased to this process (migration 035): run at once, no claim.
+      const lease = s.scheduler.leaseFor(JOB_KIND);
+      const res = await s.knex.raw<{ rows: Array<{ o_inserted: string[]; o_scheduled: boolean; o_leased: LeasedJob[] }> }>(
+        'CALL record_webhook_events_fanout_leased(?::jsonb, ?::text, ?::timestamptz, ?::uuid, ?::timestamptz, ?::integer, NULL::uuid[], NULL::boolean, NULL::jsonb)',
+        [JSON.stringify(calls.flat()), JOB_KIND, s.clock.now(), lease.leaseId, lease.lockedUntil, lease.limit],
       );
-      const { o_inserted: inserted, o_scheduled: scheduled } = res.rows[0]!;
+      const { o_inserted: inserted, o_scheduled: scheduled, o_leased: leased } = res.rows[0]!;
+      s.scheduler.adopt(JOB_KIND, leased);
       if (scheduled) s.scheduler.nudge(JOB_KIND);
       return newPerCall(calls, new Set(inserted));
     }),
@@ -148,13 +153,17 @@ export async function recordAttempt(
   a: { trigger: 'scheduled' | 'manual'; url: string | null; attemptedAt: Date; durationMs: number; statusCode: number | null; error: string | null; ok: boolean; skip?: boolean },
 ): Promise<AttemptOutcome> {
   const now = s.clock.now();
-  const r = await s.knex.raw<{ rows: Array<{ o_delivery: DeliveryRow; o_released: number; o_failing_since: string | Date | null }> }>(
-    'SELECT o_delivery, o_released, o_failing_since FROM record_webhook_delivery_attempt(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::double precision[], ?, ?)',
+  // The successor's job comes back leased to this process (migration 035): it runs at once, no claim.
+  const lease = s.scheduler.leaseFor(JOB_KIND);
+  const r = await s.knex.raw<{ rows: Array<{ o_delivery: DeliveryRow; o_released: number; o_failing_since: string | Date | null; o_leased: LeasedJob[] }> }>(
+    `SELECT o_delivery, o_released, o_failing_since, o_leased
+     FROM record_webhook_delivery_attempt_leased(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::double precision[], ?, ?, ?::uuid, ?::timestamptz, ?::integer)`,
     [eventId, endpointId, a.trigger, a.url, a.attemptedAt, Math.round(a.durationMs), a.statusCode, a.error, a.ok, a.skip === true,
-      s.config.webhookRetryScheduleSeconds, now, JOB_KIND],
+      s.config.webhookRetryScheduleSeconds, now, JOB_KIND, lease.leaseId, lease.lockedUntil, lease.limit],
   );
-  const { o_delivery: delivery, o_released: released, o_failing_since: failing } = r.rows[0]!;
-  if (released > 0) s.scheduler.nudge(JOB_KIND);
+  const { o_delivery: delivery, o_released: released, o_failing_since: failing, o_leased: leased } = r.rows[0]!;
+  s.scheduler.adopt(JOB_KIND, leased);
+  if (released > leased.length) s.scheduler.nudge(JOB_KIND);
   const pending = delivery.delivery_status === 'pending';
   return {
     delivery, failingSince: failing === null ? null : new Date(failing),
