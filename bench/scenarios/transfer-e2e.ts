@@ -10,7 +10,7 @@ import { startReceiver } from '../lib/receiver.ts';
 import { asMerchant, newMerchant, TRANSFER_CORRIDORS, transferBody, transferQuoteBody } from '../lib/api.ts';
 import { percentile, round } from '../lib/stats.ts';
 
-export async function transferE2e(profile: Profile): Promise<Record<string, ScenarioResult>> {
+export async function transferE2e(profile: Profile, opts: { nodeArgs?: string[] } = {}): Promise<Record<string, ScenarioResult>> {
   const db = await createDatabase();
   const rx = await startReceiver();
   const total = profile.transferRate * profile.transferSeconds;
@@ -30,7 +30,7 @@ export async function transferE2e(profile: Profile): Promise<Record<string, Scen
     if (a.event === 'transfer.failed') failedTransfers++;
   };
   try {
-    const svc = await startService({ databaseUrl: db.url, label: 'transfer-e2e', env: { SANDBOX_SETTLE_MS: '0' } });
+    const svc = await startService({ databaseUrl: db.url, label: 'transfer-e2e', env: { SANDBOX_SETTLE_MS: '0' }, ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}) });
     try {
       const m = await newMerchant(svc.url, 'Bench transfers', { corridors: TRANSFER_CORRIDORS, topUp: { XOF: '1000000' }, topUps: Math.ceil((total + 10) / 900), webhookUrl: rx.url });
       const quotes: string[] = [];
