@@ -59,8 +59,13 @@ t.test('recording: the first attempts leased to the caller, within its limit; th
   t.same(r0.o_leased, [], 'no free slot: nothing leased');
   t.equal(r0.o_scheduled, true, 'its job is left for a claim');
 
+  // Recorded again (a redelivered message) with slots free: nothing made; the job still free is taken.
   const again = await record(knex, [one], { leaseId: randomUUID(), lockedUntil, limit: 10 });
-  t.same([again.o_inserted, again.o_leased, again.o_scheduled], [[], [], false], 'recorded again: nothing made, nothing leased');
+  t.same(again.o_inserted, [], 'recorded again: nothing inserted');
+  t.same(again.o_leased.map((j) => j.key), jobs.filter((j) => j.lease_id === null).map((j) => j.key), 'the job left for a claim leased now');
+  t.equal(again.o_scheduled, false, 'nothing left for a claim');
+  const third = await record(knex, [one], { leaseId: randomUUID(), lockedUntil, limit: 10 });
+  t.same([third.o_leased, third.o_scheduled], [[], false], 'a third time: every job held by a lease, none taken again');
 });
 
 t.test('an attempt that ends a delivery: its successor\'s job leased to the caller', async (t) => {

@@ -50,14 +50,14 @@ export async function up(knex: Knex): Promise<void> {
        END IF;
        RETURN QUERY SELECT r.o_delivery, r.o_released, r.o_failing_since, v_leased;
      END $$`,
-    // Migration 034's procedure, its jobs leased. o_scheduled: jobs were made that are left for a claim.
+    // Migration 034's procedure, its jobs leased. o_scheduled: jobs are left for a claim (over the limit).
     `CREATE PROCEDURE record_webhook_events_fanout_leased(p_rows jsonb, p_job_kind text, p_now timestamptz,
        p_lease_id uuid, p_locked_until timestamptz, p_limit integer,
        INOUT o_inserted uuid[], INOUT o_scheduled boolean, INOUT o_leased jsonb)
      LANGUAGE plpgsql AS $$
      DECLARE
        v_ids uuid[];
-       v_jobs integer;
+       v_keys text[];
      BEGIN
        PERFORM webhook_events_lock_merchants(p_rows);
        WITH inserted AS (
@@ -74,13 +74,14 @@ export async function up(knex: Knex): Promise<void> {
        -- Ends the merchants' locks: the fan-out below runs outside them.
        COMMIT;
        v_ids := ARRAY(SELECT (value->>'id')::uuid FROM jsonb_array_elements(p_rows));
-       v_jobs := webhook_events_fan_out(v_ids, p_job_kind, p_now);
-       o_leased := '[]'::jsonb;
-       IF v_jobs > 0 THEN
-         ${leaseJobs(`SELECT 'auto:' || d.event_id || ':' || d.endpoint_id FROM webhook_deliveries d WHERE d.event_id = ANY (v_ids)`)}
-         INTO o_leased;
-       END IF;
-       o_scheduled := v_jobs > jsonb_array_length(o_leased);
+       PERFORM webhook_events_fan_out(v_ids, p_job_kind, p_now);
+       -- The first attempts' jobs of these events (one left by a call that crashed after its fan-out too).
+       v_keys := ARRAY(SELECT 'auto:' || d.event_id || ':' || d.endpoint_id FROM webhook_deliveries d WHERE d.event_id = ANY (v_ids));
+       ${leaseJobs('SELECT unnest(v_keys)')}
+       INTO o_leased;
+       -- Left for a claim: any of them still due and free (over the limit).
+       o_scheduled := EXISTS (SELECT 1 FROM jobs j WHERE j.kind = p_job_kind AND j.key = ANY (v_keys)
+         AND j.due_at <= p_now AND (j.locked_until IS NULL OR j.locked_until < p_now));
      END $$`,
   ]);
 }
