@@ -80,7 +80,7 @@ t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with i
   t.type(report.machine.nats, 'string', 'NATS answered with its version');
 
   const names = Object.keys(report.scenarios);
-  for (const name of ['append pg 16w distinct vs emmett', 'append pg 16w hot vs emmett', 'append embedded 16w distinct', 'payin-create', 'payin-create p50', 'payin-create p99', 'memory']) {
+  for (const name of ['append pg 16w distinct vs emmett', 'append pg 16w hot vs emmett', 'append embedded 16w distinct', 'payin-create', 'payin-create p50', 'payin-create p99', 'payin-create CPU per pair', 'memory']) {
     t.ok(names.includes(name), `${name} reported`);
   }
   for (const [name, r] of Object.entries<Record<string, unknown>>(report.scenarios)) {
@@ -97,6 +97,7 @@ t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with i
   t.equal(report.scenarios['payin-create'].ceilingName, 'Express 5 + one pg INSERT');
   t.equal(report.scenarios['append pg 16w distinct vs emmett'].ceilingName, 'Emmett PostgreSQL event store (peer)');
   t.match(report.scenarios.memory.unit, 'MB peak RSS');
+  t.match(report.scenarios['payin-create CPU per pair'], { unit: 'ms of service CPU per quote + payin pair', target: 'value <= 1.47' }, 'issue 44: the CPU per create, with its target');
 
   t.match(stdout, /^Machine: \d+ × .+; Node v\d+.+; PostgreSQL \d+.+; NATS .+\. Profile: smoke\.$/m, 'the machine facts');
   t.match(stdout, '| scenario | value | ceiling / peer | ratio | target | met |', 'the table');
