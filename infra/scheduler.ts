@@ -262,7 +262,7 @@ export class Scheduler {
   private async claimAndRun(k: Kind): Promise<void> {
     if (this.stopped) return;
     const free = k.concurrency - k.running;
-    let claimed: Array<Row & { lease_id: string }> = [];
+    let claimed: LeasedJob[] = [];
     if (free > 0) {
       try {
         claimed = await this.claim(k, Math.min(free, MAX_CLAIM));
@@ -282,10 +282,10 @@ export class Scheduler {
     if (k.saturated) this.wake(k.name, 20);
   }
 
-  private async claim(k: Kind, limit: number): Promise<Array<Row & { lease_id: string }>> {
+  private async claim(k: Kind, limit: number): Promise<LeasedJob[]> {
     const now = this.clock.now();
     const leaseId = randomUUID();
-    const r = await this.knex.raw<{ rows: Array<Row & { lease_id: string }> }>(
+    const r = await this.knex.raw<{ rows: LeasedJob[] }>(
       `UPDATE jobs SET locked_until = ?, lease_id = ?, attempts = attempts + 1
        WHERE (kind, key) IN (
          SELECT kind, key FROM jobs
@@ -298,7 +298,7 @@ export class Scheduler {
   }
 
   /** Ends our leases on jobs we claimed but will not run: due again at once, for any process. */
-  private async release(rows: Array<Row & { lease_id: string }>): Promise<void> {
+  private async release(rows: LeasedJob[]): Promise<void> {
     if (rows.length === 0) return;
     await this.knex.raw(
       'UPDATE jobs SET locked_until = NULL, lease_id = NULL, attempts = attempts - 1 WHERE (kind, key, lease_id) IN (SELECT * FROM unnest(?::text[], ?::text[], ?::uuid[]))',
@@ -312,7 +312,7 @@ export class Scheduler {
     void p.finally(() => this.inFlight.delete(p));
   }
 
-  private run(k: Kind, row: Row & { lease_id: string }): void {
+  private run(k: Kind, row: LeasedJob): void {
     k.running++;
     const job: Job = { kind: row.kind, key: row.key, payload: row.payload, attempts: row.attempts, dueAt: new Date(row.due_at) };
     const p = (async () => {

@@ -1,9 +1,10 @@
 // The transfer saga's one step that is not a leg outcome: a created transfer starts its collection.
 // A create decides that itself since issue 44 (domain/transfer.ts), so here it decides nothing;
 // the step stays for transfers created by an earlier version (transfer.created alone, during a
-// rolling deploy or recorded before it), whose collection would otherwise never start. Everything after is driven by the legs' outcomes (commands/transfer-legs.ts, called
-// by the provider gateway), so the saga's state is the transfer stream itself: after a crash,
-// redelivered events decide nothing twice and nothing is kept in memory.
+// rolling deploy or recorded before it), whose collection would otherwise never start. Everything
+// after is driven by the legs' outcomes (commands/transfer-legs.ts, called by the provider gateway),
+// so the saga's state is the transfer stream itself: after a crash, redelivered events decide
+// nothing twice and nothing is kept in memory.
 import type { Services } from '../commands/services.ts';
 import type { Worker } from './worker.ts';
 import { startCollection } from '../commands/transfers.ts';

@@ -59,18 +59,8 @@ export async function up(knex: Knex): Promise<void> {
        v_ids uuid[];
        v_keys text[];
      BEGIN
-       PERFORM webhook_events_lock_merchants(p_rows);
-       WITH inserted AS (
-         INSERT INTO webhook_events (id, merchant_id, event, resource_type, resource_id, customer_id, stream_id, stream_version,
-             prev_event_id, body, delivery_status, next_attempt_at, created_at, recorded_at, updated_at, fanout_endpoints)
-           SELECT r.id, r.merchant_id, r.event, r.resource_type, r.resource_id, r.customer_id, r.stream_id, r.stream_version,
-             r.prev_event_id, r.body, r.delivery_status, r.next_attempt_at, r.created_at, r.recorded_at, r.updated_at, r.fanout_endpoints
-           FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS x(value, n)
-             CROSS JOIN LATERAL jsonb_populate_record(NULL::webhook_events, x.value) AS r
-           ORDER BY x.n
-           ON CONFLICT DO NOTHING
-           RETURNING id)
-       SELECT coalesce(array_agg(id), '{}') INTO o_inserted FROM inserted;
+       -- The rows, in order, under their merchants' feed locks: migration 034's recording function.
+       SELECT coalesce(array_agg(id), '{}') INTO o_inserted FROM record_webhook_events(p_rows) AS inserted(id);
        -- Ends the merchants' locks: the fan-out below runs outside them.
        COMMIT;
        v_ids := ARRAY(SELECT (value->>'id')::uuid FROM jsonb_array_elements(p_rows));
