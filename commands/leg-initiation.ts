@@ -181,8 +181,13 @@ async function startOn(s: Services, leg: LegRequest, route: readonly string[], m
 /** The provider has the leg: record its reference, settle it if final, else check it later. */
 async function taken(s: Services, leg: LegRequest, provider: string, status: ProviderStatus, meta: EventMetadata): Promise<void> {
   const owner = legOwnerNamed(leg.owner);
-  const legRow = await setProviderReference(s, leg.reference, status.providerReference);
-  await owner.submitted(s, leg.reference, status.providerReference, meta);
+  // Both only after the provider's answer, neither before the other: each is idempotent, and a
+  // start that dies between them (or one of them failing) is started again by its redelivered
+  // trigger under the same reference. Together they cost one round trip of the leg's start, not two.
+  const [legRow] = await Promise.all([
+    setProviderReference(s, leg.reference, status.providerReference),
+    owner.submitted(s, leg.reference, status.providerReference, meta),
+  ]);
   const outcome = legOutcomeOf(status);
   if (outcome) {
     await observeLegSettled(s, leg.reference, outcome, await owner.settled(s, leg.reference, outcome, meta), legRow);
