@@ -1,6 +1,7 @@
 // payin-create-mtn (issue 41): payins through the MTN MoMo adapter against a simulator of MTN's API
-// that answers at once (test/simulators/mtn-momo.ts, in this process: it answers the request-to-pay
-// 202 and settles the leg SUCCESSFUL when its status is asked), side by side with the sandbox path
+// that answers at once (test/simulators/mtn-momo.ts, in a process of its own so that its work is not
+// in the load generator's response times: bench/lib/mtn-simulator-child.ts; it answers the
+// request-to-pay 202 and settles the leg SUCCESSFUL when its status is asked), side by side with the sandbox path
 // in the same run. The load is payin-create's (quote + payin pairs at 64 connections, real
 // PostgreSQL and NATS) against two services, each on a fresh database, started with the same
 // environment (MTN configured in both; a leg's status asked FIRST_CHECK_MS after its start, the
@@ -25,7 +26,9 @@ import { load } from '../lib/load.ts';
 import { admin, createPayin, newMerchant, type Merchant } from '../lib/api.ts';
 import { percentile, round } from '../lib/stats.ts';
 import { openDatabase, type Database } from '../../infra/db.ts';
-import { startMtnMomoSimulator, type MtnMomoSimulator } from '../../test/simulators/mtn-momo.ts';
+import { startHttpChild } from '../lib/child.ts';
+import type { MtnSimulatorOptions } from '../../test/simulators/mtn-momo.ts';
+import type { MtnSimulatorReport } from '../lib/mtn-simulator-child.ts';
 import { CONNECTIONS, payinRequests } from './payin-create.ts';
 
 const COLLECTION = { subscriptionKey: 'bench-col-sub-key', apiUser: 'b0b0c0d0-0000-4000-8000-000000000001', apiKey: 'bench-col-api-key' };
@@ -34,12 +37,24 @@ const DISBURSEMENT = { subscriptionKey: 'bench-dis-sub-key', apiUser: 'b0b0c0d0-
 const FIRST_CHECK_MS = 100;
 /** Measured rounds per side (fewer when a round would be under 2 s: the smoke profile's one). */
 const ROUNDS = 4;
-const REQUEST_TO_PAY = '/collection/v1_0/requesttopay';
-
 type Provider = 'sandbox' | 'mtn_momo';
 
+/** The simulator's process: its address, what it saw, and its stop. */
+interface Simulator { url: string; report(): Promise<MtnSimulatorReport>; stop(): Promise<void> }
+
+async function startSimulator(options: MtnSimulatorOptions): Promise<Simulator> {
+  const child = await startHttpChild('bench/lib/mtn-simulator-child.ts', { MTN_SIMULATOR_OPTIONS: JSON.stringify(options) }, 'mtn-simulator');
+  try {
+    const { url } = await (await fetch(`${child.url}/healthz`)).json() as { url: string };
+    return { url, report: async () => await (await fetch(`${child.url}/report`)).json() as MtnSimulatorReport, stop: () => child.stop() };
+  } catch (err) {
+    await child.stop();
+    throw err;
+  }
+}
+
 /** The service's settings: MTN pointing at the simulator (the sandbox's own currency, EUR). */
-function serviceEnv(sim: MtnMomoSimulator): Record<string, string> {
+function serviceEnv(sim: Simulator): Record<string, string> {
   return {
     MTN_MOMO_BASE_URL: sim.url, MTN_MOMO_TARGET_ENVIRONMENT: 'sandbox', MTN_MOMO_CURRENCY: 'EUR',
     MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: COLLECTION.subscriptionKey, MTN_MOMO_COLLECTION_API_USER: COLLECTION.apiUser,
@@ -93,7 +108,7 @@ async function newSide(provider: Provider): Promise<Side> {
 }
 
 /** The side's service started, routed, with its merchant, warmed up. */
-async function prepare(side: Side, sim: MtnMomoSimulator, profile: Profile): Promise<void> {
+async function prepare(side: Side, sim: Simulator, profile: Profile): Promise<void> {
   const { provider, db } = side;
   side.svc = await startService({ databaseUrl: db.url, label: `payin-create-${provider}`, env: serviceEnv(sim) });
   if (provider === 'mtn_momo') {
@@ -123,7 +138,7 @@ async function measureRound(side: Side, seconds: number): Promise<void> {
     url: svc.url, connections: CONNECTIONS, seconds, requests: payinRequests(side.m!) as any,
     onResponse: (_status, ms) => { side.latencies.push(ms); },
   });
-  // How busy this process (the load generator; on the MTN side the simulator too) was during the load.
+  // How busy this process (the load generator) was during the load.
   side.benchBusyMs += performance.eventLoopUtilization(elu0).active;
   const t0 = Date.now();
   await settled(side, 30_000);
@@ -137,23 +152,18 @@ async function measureRound(side: Side, seconds: number): Promise<void> {
 }
 
 /** What MTN saw of the side's payins: request-to-pays per X-Reference-Id against the payins in its database. */
-async function reachedMtn(side: Side, sim: MtnMomoSimulator) {
+async function reachedMtn(side: Side, sim: Simulator) {
   const rows = (await side.reader.knex('payins').where({ merchant_id: side.m!.merchantId }).select('id')) as Array<{ id: string }>;
   const ids = new Set(rows.map((r) => r.id));
+  const seen = await sim.report();
   const sent = new Map<string, number>();
-  let statusQueries = 0;
-  for (const r of sim.requests) {
-    if (r.method === 'POST' && r.path === REQUEST_TO_PAY) {
-      const ref = String(r.headers['x-reference-id']);
-      sent.set(ref, (sent.get(ref) ?? 0) + 1);
-    } else if (r.method === 'GET' && r.path.startsWith(`${REQUEST_TO_PAY}/`)) statusQueries++;
-  }
+  for (const ref of seen.requestToPayReferences) sent.set(ref, (sent.get(ref) ?? 0) + 1);
   const never = [...ids].filter((id) => !sent.has(id));
   const twice = [...sent].filter(([, n]) => n > 1).map(([id]) => id);
   const unknown = [...sent.keys()].filter((id) => !ids.has(id));
   return {
-    payins: ids.size, requestToPays: [...sent.values()].reduce((a, b) => a + b, 0), statusQueries,
-    tokenCalls: sim.count('POST /collection/token/'), legsSuccessful: [...sim.legs.values()].filter((l) => l.status === 'SUCCESSFUL').length,
+    payins: ids.size, requestToPays: seen.requestToPayReferences.length, statusQueries: seen.statusQueries,
+    tokenCalls: seen.tokenCalls, legsSuccessful: seen.legsSuccessful,
     neverSent: never.length, sentTwice: twice.length, unknownReferences: unknown.length,
     problems: [...never.slice(0, 3).map((id) => `${id} never reached MTN`), ...twice.slice(0, 3).map((id) => `${id} sent more than once`),
       ...unknown.slice(0, 3).map((id) => `${id} sent to MTN but is no payin of the run`)],
@@ -183,7 +193,7 @@ async function measure(sandbox: Side, mtn: Side, profile: Profile): Promise<numb
 }
 
 export async function payinCreateMtn(profile: Profile): Promise<Record<string, ScenarioResult>> {
-  const sim = await startMtnMomoSimulator({ collection: COLLECTION, disbursement: DISBURSEMENT, targetEnvironment: 'sandbox', currency: 'EUR', keepAlive: true });
+  const sim = await startSimulator({ collection: COLLECTION, disbursement: DISBURSEMENT, targetEnvironment: 'sandbox', currency: 'EUR', keepAlive: true });
   const sides: Side[] = [];
   let details: Record<string, unknown>;
   let sandbox: Side;
@@ -210,7 +220,7 @@ export async function payinCreateMtn(profile: Profile): Promise<Record<string, S
     };
   } finally {
     for (const side of sides) await close(side);
-    await sim.down();
+    await sim.stop();
   }
   const ceilingName = 'the sandbox path, same run';
   return {
