@@ -9,18 +9,27 @@ import { streams } from '../commands/streams.ts';
 const h = await startTestApp({ env: { SANDBOX_SETTLE_MS: '3000' } });
 t.teardown(() => h.stop());
 const knex = h.app.services.knex;
+/** An advisory lock the test holds: every write of a provider reference waits for it. */
+const HOLD = 4_410_044;
 
-t.test('the submission is recorded while the provider reference\'s write is still held up, and both land', async (t) => {
-  // Every write of a provider reference takes two seconds: long enough to see what waits for it.
-  await knex.raw(`CREATE FUNCTION test_slow_reference() RETURNS trigger LANGUAGE plpgsql AS $$
+t.test('the submission is recorded while the provider reference\'s write is held up, and both land', async (t) => {
+  await knex.raw(`CREATE FUNCTION test_hold_reference() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      IF NEW.provider_reference IS DISTINCT FROM OLD.provider_reference THEN PERFORM pg_sleep(2); END IF;
+      IF NEW.provider_reference IS DISTINCT FROM OLD.provider_reference THEN PERFORM pg_advisory_xact_lock_shared(${HOLD}); END IF;
       RETURN NEW;
     END $$`);
-  await knex.raw('CREATE TRIGGER test_slow_reference BEFORE UPDATE ON provider_legs FOR EACH ROW EXECUTE FUNCTION test_slow_reference()');
+  await knex.raw('CREATE TRIGGER test_hold_reference BEFORE UPDATE ON provider_legs FOR EACH ROW EXECUTE FUNCTION test_hold_reference()');
+  const holder = await knex.transaction();
+  await holder.raw('SELECT pg_advisory_xact_lock(?)', [HOLD]);
+  let held = true;
+  const release = async () => {
+    if (held) await holder.commit();
+    held = false;
+  };
   t.teardown(async () => {
-    await knex.raw('DROP TRIGGER IF EXISTS test_slow_reference ON provider_legs');
-    await knex.raw('DROP FUNCTION IF EXISTS test_slow_reference()');
+    await release();
+    await knex.raw('DROP TRIGGER IF EXISTS test_hold_reference ON provider_legs');
+    await knex.raw('DROP FUNCTION IF EXISTS test_hold_reference()');
   });
   const m = await h.newMerchant();
   const payer = await newCustomer(h, m);
@@ -28,14 +37,16 @@ t.test('the submission is recorded while the provider reference\'s write is stil
   const p = await h.as(m, 'POST', '/payins', { quote_id: q.id, customer_id: payer, source: party('CM', 'CM_MTN_MOMO', '+237670000001') }, { idem: true });
   t.equal(p.status, 201);
   const id = p.body.id as string;
+  // Before the change the submission waited for the reference's write, which waits for the lock: it never came.
   const submitted = await until('the payin submitted', async () => {
     const events = await h.app.services.store.readStream(streams.payin(id));
     return events.find((e) => e.type === 'payin.submitted');
   });
   const row = await knex('provider_legs').where({ reference: id }).first('provider_reference');
-  t.equal(row.provider_reference, null, 'submitted before the reference\'s write ended: it did not wait for it');
+  t.equal(row.provider_reference, null, 'submitted while the reference\'s write waits: it did not wait for it');
   const reference = (submitted.data as { provider_reference: string }).provider_reference;
   t.match(reference, /^SBX-/, 'the submission carries the provider\'s reference');
+  await release();
   await until('the reference written', async () => (await knex('provider_legs').where({ reference: id }).first('provider_reference')).provider_reference);
   t.equal((await knex('provider_legs').where({ reference: id }).first('provider_reference')).provider_reference, reference, 'the row has the same reference');
   t.equal((await settled(h, m, 'payins', id)).status, 'completed', 'and the payin settles as ever');

@@ -219,8 +219,11 @@ export async function payinCreateMtn(profile: Profile): Promise<Record<string, S
       mtn: summary(mtn, mtnEnd), sandbox: summary(sandbox, sandboxEnd), reachedMtn: reached,
     };
   } finally {
-    for (const side of sides) await close(side);
-    await sim.stop();
+    try {
+      for (const side of sides) await close(side);
+    } finally {
+      await sim.stop(); // a process of its own: it would outlive the bench
+    }
   }
   const ceilingName = 'the sandbox path, same run';
   return {
