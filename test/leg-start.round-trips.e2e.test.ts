@@ -11,6 +11,9 @@ t.teardown(() => h.stop());
 const knex = h.app.services.knex;
 /** An advisory lock the test holds: every write of a provider reference waits for it. */
 const HOLD = 4_410_044;
+/** The leg row's provider reference (null until written). */
+const referenceOf = async (id: string): Promise<string | null> =>
+  (await knex('provider_legs').where({ reference: id }).first('provider_reference')).provider_reference;
 
 t.test('the submission is recorded while the provider reference\'s write is held up, and both land', async (t) => {
   await knex.raw(`CREATE FUNCTION test_hold_reference() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -42,12 +45,11 @@ t.test('the submission is recorded while the provider reference\'s write is held
     const events = await h.app.services.store.readStream(streams.payin(id));
     return events.find((e) => e.type === 'payin.submitted');
   });
-  const row = await knex('provider_legs').where({ reference: id }).first('provider_reference');
-  t.equal(row.provider_reference, null, 'submitted while the reference\'s write waits: it did not wait for it');
+  t.equal(await referenceOf(id), null, 'submitted while the reference\'s write waits: it did not wait for it');
   const reference = (submitted.data as { provider_reference: string }).provider_reference;
   t.match(reference, /^SBX-/, 'the submission carries the provider\'s reference');
   await release();
-  await until('the reference written', async () => (await knex('provider_legs').where({ reference: id }).first('provider_reference')).provider_reference);
-  t.equal((await knex('provider_legs').where({ reference: id }).first('provider_reference')).provider_reference, reference, 'the row has the same reference');
+  await until('the reference written', () => referenceOf(id));
+  t.equal(await referenceOf(id), reference, 'the row has the same reference');
   t.equal((await settled(h, m, 'payins', id)).status, 'completed', 'and the payin settles as ever');
 });

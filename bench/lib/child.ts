@@ -1,4 +1,4 @@
-// A TypeScript helper process (a ceiling server) started with tsx and stopped with SIGTERM.
+// A TypeScript helper process (a ceiling server, the MTN simulator) started with tsx and stopped with SIGTERM.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
