@@ -11,7 +11,7 @@
 import type { RecordedEvent } from './types.ts';
 
 /**
- * Events kept (this many to twice as many). Besides the subscribers, a payin's completion webhook
+ * Events kept (this many, and up to a sixteenth more between trims). Besides the subscribers, a payin's completion webhook
  * takes the payin's stream from here (its snapshot); it comes when the provider settles, 2 s after
  * the payin on the sandbox, more under load. A pair (quote and payin) appends about seven events:
  * at 1,000 pairs a second that is 14,000 in between. 4,096 read ~0.8 streams back per pair from the
@@ -23,8 +23,17 @@ export class RecentAppends {
   private events: RecordedEvent[] = [];
   /** The same events by stream, in version order. */
   private byStream = new Map<string, RecordedEvent[]>();
+  /**
+   * Events over the limit before the oldest are dropped: a sixteenth of it, so the trim's copy of the
+   * array is paid once per that many events, and the buffer never holds much more than `limit`.
+   * (Trimming back only at twice the limit held up to 32,768 events: their peak was the embedded
+   * service's largest cache, bench/PROFILE.md §29.)
+   */
+  private readonly trimStep: number;
 
-  constructor(readonly limit = RECENT_APPENDS_LIMIT) {}
+  constructor(readonly limit = RECENT_APPENDS_LIMIT) {
+    this.trimStep = Math.max(1, Math.ceil(limit / 16));
+  }
 
   /** Adds one committed batch (in position order). A batch that does not follow on starts afresh. */
   add(batch: RecordedEvent[]): void {
@@ -32,14 +41,8 @@ export class RecentAppends {
     const last = this.events[this.events.length - 1];
     if (last && batch[0]!.position <= last.position) this.clear(); // never expected: stay correct
     this.events.push(...batch);
-    // Trimmed back to `limit` once it holds twice that: one copy per `limit` events, not per batch.
-    if (this.events.length > 2 * this.limit) {
-      this.events = this.events.slice(this.events.length - this.limit);
-      this.byStream.clear();
-      this.index(this.events);
-    } else {
-      this.index(batch);
-    }
+    this.index(batch);
+    if (this.events.length >= this.limit + this.trimStep) this.trim();
   }
 
   private index(events: RecordedEvent[]): void {
@@ -47,6 +50,21 @@ export class RecentAppends {
       const list = this.byStream.get(e.streamId);
       if (list) list.push(e);
       else this.byStream.set(e.streamId, [e]);
+    }
+  }
+
+  /** Back to the newest `limit` events. Each dropped event is the oldest of its stream's list (both go in position order). */
+  private trim(): void {
+    const dropped = this.events.splice(0, this.events.length - this.limit);
+    for (const e of dropped) {
+      const list = this.byStream.get(e.streamId);
+      if (list?.[0] !== e) { // never expected: stay correct
+        this.byStream.clear();
+        this.index(this.events);
+        return;
+      }
+      if (list.length === 1) this.byStream.delete(e.streamId);
+      else list.shift();
     }
   }
 
@@ -76,6 +94,18 @@ export class RecentAppends {
     const run = [events[i]!];
     for (let j = i + 1; j < events.length && run.length < limit && events[j]!.position === events[j - 1]!.position + 1n; j++) run.push(events[j]!);
     return run;
+  }
+
+  /** Events held now. */
+  get size(): number {
+    return this.events.length;
+  }
+
+  /** Events in the by-stream index (always `size`: the tests check the trim leaves no stale entry). */
+  get indexedEvents(): number {
+    let n = 0;
+    for (const list of this.byStream.values()) n += list.length;
+    return n;
   }
 
   clear(): void {
