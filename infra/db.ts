@@ -81,6 +81,13 @@ export async function embeddedDatabaseUrl(
 }
 
 /**
+ * Connections to the embedded server: each is a PostgreSQL backend of 5 to 12 MB on the service's own
+ * machine (bench/PROFILE.md §29), and the server shares its cores with the service; 8 measured the
+ * same throughput as 10 on two cores, 6 lost 7%.
+ */
+export const EMBEDDED_POOL_MAX = 8;
+
+/**
  * The database the configuration names: DATABASE_URL, or the embedded server under DATA_DIR
  * (started, or found running after a killed service). `stopServer`: when the embedded server is
  * stopped with the database: 'always' (the service owns it), 'if-started' (a CLI beside a service).
@@ -91,7 +98,7 @@ export async function openConfiguredDatabase(
 ): Promise<Database> {
   if (config.databaseUrl) return openDatabase({ databaseUrl: config.databaseUrl, ...(opts.poolMax ? { poolMax: opts.poolMax } : {}) });
   const embedded = (await embeddedDatabaseUrl(config.dataDir, opts.log))!;
-  const db = await openDatabase({ databaseUrl: embedded.url, ...(opts.poolMax ? { poolMax: opts.poolMax } : {}) });
+  const db = await openDatabase({ databaseUrl: embedded.url, poolMax: opts.poolMax ?? EMBEDDED_POOL_MAX });
   return {
     ...db,
     close: async () => {

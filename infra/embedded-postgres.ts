@@ -28,6 +28,11 @@ const SERVER_SETTINGS = [
   "unix_socket_directories = ''",
   'shared_buffers = 16MB',
   'max_connections = 60',
+  // A small server's background processes (bench/PROFILE.md §29): one I/O worker instead of three
+  // (PostgreSQL 18's asynchronous reads; one service's reads are few and mostly cached), and no
+  // logical replication launcher (nothing here replicates). Each is a process of 1 to 2 MB.
+  'io_workers = 1',
+  'max_logical_replication_workers = 0',
   'fsync = on',
   'autovacuum = on',
   "log_min_messages = 'warning'",

@@ -165,3 +165,36 @@ t.test('run by an unprivileged user, the server runs as that user', { timeout: 2
   await svc.exited;
   t.notOk(alive(pid), 'stopped with the service');
 });
+
+/** The postmaster's children by their process titles (`postgres: io worker 0`, `postgres: postgres payments 127.0.0.1(…) idle`). */
+function serverProcesses(pid: number): string[] {
+  const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  return children.map((c) => {
+    try {
+      return fs.readFileSync(`/proc/${c}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    } catch {
+      return ''; // ended meanwhile
+    }
+  }).filter(Boolean);
+}
+
+t.test('a small server for one service: one I/O worker, no replication launcher, the pool\'s connections at most under a burst', { timeout: 240_000 }, async (t) => {
+  // Each of these processes is memory on the service's own machine (bench/PROFILE.md §29: the
+  // embedded service and its server under 300 MB): a backend per connection is 5 to 12 MB.
+  const dataDir = tempDataDir(t, 0o755);
+  const svc = await start(dataDir);
+  t.teardown(() => { svc.child.kill('SIGKILL'); });
+  t.equal((await request(svc.url, 'GET', '/readyz')).status, 200, `ready (${svc.log().slice(-400)})`);
+  const auth = { authorization: `Bearer ${ADMIN}` };
+  // 60 requests at once, each reading the read models: the pool opens every connection it may.
+  const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => i % 4 === 0
+    ? request(svc.url, 'POST', '/admin/merchants', { body: { name: `Burst ${i}` }, headers: auth })
+    : request(svc.url, 'GET', '/admin/audit-log', { headers: auth })));
+  t.same([...new Set(answers.map((a) => a.status))].sort(), [200, 201], 'every request answered');
+  const processes = serverProcesses(postmasterPid(dataDir)!);
+  const backends = processes.filter((p) => /^postgres: \S+ payments /.test(p));
+  t.equal(processes.filter((p) => /io worker/.test(p)).length, 1, `one I/O worker (${processes.join('; ')})`);
+  t.notOk(processes.some((p) => /logical replication launcher/.test(p)), 'no logical replication launcher');
+  // The pool's 8, the event store's writer and the notifications' listener.
+  t.ok(backends.length >= 3 && backends.length <= 8 + 2, `${backends.length} connections to the service's database (${backends.length} ≤ 10)`);
+});
