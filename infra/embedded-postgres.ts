@@ -22,17 +22,20 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
+/**
+ * Settings given on every start (so a data directory made by an earlier version gets them too): a
+ * small server's background processes (bench/PROFILE.md §29), one I/O worker instead of three
+ * (PostgreSQL 18's asynchronous reads; one service's reads are few and mostly cached) and no logical
+ * replication launcher (nothing here replicates). Each is a process of 1 to 2 MB.
+ */
+const START_SETTINGS = ['-c io_workers=1', '-c max_logical_replication_workers=0'];
+
 /** Settings written into the cluster's postgresql.conf at initdb: a small server for one service. */
 const SERVER_SETTINGS = [
   "listen_addresses = '127.0.0.1'",
   "unix_socket_directories = ''",
   'shared_buffers = 16MB',
   'max_connections = 60',
-  // A small server's background processes (bench/PROFILE.md §29): one I/O worker instead of three
-  // (PostgreSQL 18's asynchronous reads; one service's reads are few and mostly cached), and no
-  // logical replication launcher (nothing here replicates). Each is a process of 1 to 2 MB.
-  'io_workers = 1',
-  'max_logical_replication_workers = 0',
   'fsync = on',
   'autovacuum = on',
   "log_min_messages = 'warning'",
@@ -247,7 +250,7 @@ async function initialise(bins: Binaries, home: string, data: string, passwordFi
 async function startServer(bins: Binaries, home: string, data: string, as: RunAs | undefined): Promise<void> {
   const port = await freePort();
   const logFile = path.join(home, 'server.log');
-  await run(bins.pg_ctl, ['-D', data, '-l', logFile, '-w', '-t', '120', '-o', `-p ${port}`, 'start'], spawnOpts(as, bins)).catch((err: Error & { stderr?: string }) => {
+  await run(bins.pg_ctl, ['-D', data, '-l', logFile, '-w', '-t', '120', '-o', [`-p ${port}`, ...START_SETTINGS].join(' '), 'start'], spawnOpts(as, bins)).catch((err: Error & { stderr?: string }) => {
     const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n') : '';
     throw new Error(`the embedded PostgreSQL did not start: ${err.stderr || err.message}\n${tail}`);
   });

@@ -195,6 +195,6 @@ t.test('a small server for one service: one I/O worker, no replication launcher,
   const backends = processes.filter((p) => /^postgres: \S+ payments /.test(p));
   t.equal(processes.filter((p) => /io worker/.test(p)).length, 1, `one I/O worker (${processes.join('; ')})`);
   t.notOk(processes.some((p) => /logical replication launcher/.test(p)), 'no logical replication launcher');
-  // The pool's 8, the event store's writer and the notifications' listener.
+  // The pool's 8, the event store's writer and its LISTEN connection (the event feed's opens only for a stream).
   t.ok(backends.length >= 3 && backends.length <= 8 + 2, `${backends.length} connections to the service's database (${backends.length} ≤ 10)`);
 });

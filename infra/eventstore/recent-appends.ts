@@ -11,11 +11,14 @@
 import type { RecordedEvent } from './types.ts';
 
 /**
- * Events kept (this many, and up to a sixteenth more between trims). Besides the subscribers, a payin's completion webhook
- * takes the payin's stream from here (its snapshot); it comes when the provider settles, 2 s after
- * the payin on the sandbox, more under load. A pair (quote and payin) appends about seven events:
- * at 1,000 pairs a second that is 14,000 in between. 4,096 read ~0.8 streams back per pair from the
- * table (bench/statements.ts, 6,000 pairs); 16,384 about 0.24, for 10 to 17 MB more peak RSS.
+ * Events kept (this many, and up to a sixteenth more between trims). Besides the subscribers, a
+ * payin's completion webhook takes the payin's stream from here (its snapshot); it comes when the
+ * provider settles, 2 s after the payin on the sandbox, more under load. A pair (quote and payin)
+ * appends about seven events: at 1,000 pairs a second that is 14,000 in between. When the buffer
+ * held this many to twice as many, 4,096 read ~0.8 streams back per pair from the table
+ * (bench/statements.ts, 6,000 pairs) and 16,384 about 0.24, for 10 to 17 MB more peak RSS; held at
+ * 16,384 to 17,408, the round-trips scenario counted no more statements per pair or per payin
+ * settled than before (bench/PROFILE.md §29).
  */
 export const RECENT_APPENDS_LIMIT = 16_384;
 
