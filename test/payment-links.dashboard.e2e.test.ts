@@ -65,6 +65,9 @@ t.test('a link\'s page: the address to share, its QR code, its payins; deactivat
     linkId: id, attemptId: randomUUID(), countryCode: 'CM', operatorCode: 'CM_MTN_MOMO', phone: '670000001', name: 'Awa Diop', otp: undefined,
   }, { requestId: 'test', actor: 'pay-page' });
   await until('the payin completed', async () => (await h.as(m, 'GET', `/payins/${payin.payinId}`)).body.status === 'completed');
+  // The link counts the payment in its own stream, recorded after the payin's completion reaches it
+  // (a bus hop, then the link's projection): a page read in between shows the payin and 0 payments.
+  await until('the link counted the payment', async () => (await h.as(m, 'GET', `/payment-links/${id}`)).body.payments_count === 1);
 
   const page = await en.get(`/dashboard/links/${id}?done=link_created`);
   t.equal(page.status, 200);
