@@ -24,11 +24,12 @@ const run = promisify(execFile);
 
 /**
  * Settings given on every start (so a data directory made by an earlier version gets them too): a
- * small server's background processes (bench/PROFILE.md §29), one I/O worker instead of three
- * (PostgreSQL 18's asynchronous reads; one service's reads are few and mostly cached) and no logical
- * replication launcher (nothing here replicates). Each is a process of 1 to 2 MB.
+ * small server's background processes (bench/PROFILE.md §29). Each backend reads for itself, as
+ * before PostgreSQL 18 (`io_method = sync`), instead of through three I/O worker processes (whose
+ * asynchronous reads serve large scans, not one service's lookups); and no logical replication
+ * launcher (nothing here replicates). Each of those processes is 1 to 2 MB.
  */
-const START_SETTINGS = ['-c io_workers=1', '-c max_logical_replication_workers=0'];
+const START_SETTINGS = ['-c io_method=sync', '-c max_logical_replication_workers=0'];
 
 /** Settings written into the cluster's postgresql.conf at initdb: a small server for one service. */
 const SERVER_SETTINGS = [

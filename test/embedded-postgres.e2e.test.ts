@@ -178,7 +178,7 @@ function serverProcesses(pid: number): string[] {
   }).filter(Boolean);
 }
 
-t.test('a small server for one service: one I/O worker, no replication launcher, the pool\'s connections at most under a burst', { timeout: 240_000 }, async (t) => {
+t.test('a small server for one service: no I/O workers, no replication launcher, the pool\'s connections at most under a burst', { timeout: 240_000 }, async (t) => {
   // Each of these processes is memory on the service's own machine (bench/PROFILE.md §29: the
   // embedded service and its server under 300 MB): a backend per connection is 5 to 12 MB.
   const dataDir = tempDataDir(t, 0o755);
@@ -193,7 +193,7 @@ t.test('a small server for one service: one I/O worker, no replication launcher,
   t.same([...new Set(answers.map((a) => a.status))].sort(), [200, 201], 'every request answered');
   const processes = serverProcesses(postmasterPid(dataDir)!);
   const backends = processes.filter((p) => /^postgres: \S+ payments /.test(p));
-  t.equal(processes.filter((p) => /io worker/.test(p)).length, 1, `one I/O worker (${processes.join('; ')})`);
+  t.equal(processes.filter((p) => /io worker/.test(p)).length, 0, `no I/O worker: each backend reads for itself (${processes.join('; ')})`);
   t.notOk(processes.some((p) => /logical replication launcher/.test(p)), 'no logical replication launcher');
   // The pool's 8, the event store's writer and its LISTEN connection (the event feed's opens only for a stream).
   t.ok(backends.length >= 3 && backends.length <= 8 + 2, `${backends.length} connections to the service's database (${backends.length} ≤ 10)`);
