@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { stopEmbeddedPostgres } from '../infra/embedded-postgres.ts';
+import { EMBEDDED_POOL_MAX } from '../infra/db.ts';
 import { request } from './helpers/app.ts';
 import { freePort } from './helpers/net.ts';
 
@@ -195,6 +196,7 @@ t.test('a small server for one service: no I/O workers, no replication launcher,
   const backends = processes.filter((p) => /^postgres: \S+ payments /.test(p));
   t.equal(processes.filter((p) => /io worker/.test(p)).length, 0, `no I/O worker: each backend reads for itself (${processes.join('; ')})`);
   t.notOk(processes.some((p) => /logical replication launcher/.test(p)), 'no logical replication launcher');
-  // The pool's 8, the event store's writer and its LISTEN connection (the event feed's opens only for a stream).
-  t.ok(backends.length >= 3 && backends.length <= 8 + 2, `${backends.length} connections to the service's database (${backends.length} ≤ 10)`);
+  // The pool's, the event store's writer and its LISTEN connection (the event feed's opens only for a stream).
+  const most = EMBEDDED_POOL_MAX + 2;
+  t.ok(backends.length >= 3 && backends.length <= most, `${backends.length} connections to the service's database (${backends.length} ≤ ${most})`);
 });
