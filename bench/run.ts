@@ -50,9 +50,22 @@ const machine = await machineFacts();
 log(`bench (${profile.name}) on ${machine.cpus} CPUs, load ${machine.loadAverage1m}`);
 const results: Record<string, ScenarioResult> = {};
 const failures: Record<string, string> = {};
+let running = 'bench';
+
+// An error no scenario awaited (a connection's, a child's) would end the run with no report at all:
+// it is the running scenario's failure instead, and the report says what was measured before it.
+const crashed = (err: unknown) => {
+  failures[running] = `${(err as Error)?.stack ?? String(err)} (not awaited by the scenario: the run stopped here)`;
+  log(`  CRASHED in ${running}: ${(err as Error)?.stack ?? String(err)}`);
+  report();
+};
+process.on('uncaughtException', crashed);
+process.on('unhandledRejection', crashed);
+
 for (const [name, run] of scenarios) {
   if (only && !only.includes(name)) continue;
   const t0 = Date.now();
+  running = name;
   log(`- ${name}…`);
   try {
     Object.assign(results, await run());
@@ -62,13 +75,17 @@ for (const [name, run] of scenarios) {
     log(`  FAILED: ${(err as Error).message}`);
   }
 }
+report();
 
-const out = { profile: profile.name, at: new Date().toISOString(), durationSeconds: Math.round((Date.now() - started) / 1000), machine, scenarios: results, failures };
-const file = path.resolve(args.find((a) => a.startsWith('--out='))?.slice(6) ?? path.join(ROOT, 'bench/results/latest.json'));
-fs.mkdirSync(path.dirname(file), { recursive: true });
-fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
-console.log(`\n${markdownTable(machine, profile.name, results)}\n`);
-const missed = Object.entries(results).filter(([, r]) => r.met === false);
-for (const [name, r] of missed) console.log(`target missed: ${name}: ${r.shortBy}`);
-console.log(`\n${Object.keys(results).length} figures in ${out.durationSeconds} s; results in ${file.startsWith(`${ROOT}${path.sep}`) ? path.relative(ROOT, file) : file}`);
-process.exit(Object.keys(failures).length > 0 ? 1 : 0);
+/** Writes the report (latest.json and the table) and exits: 1 when a scenario failed. */
+function report(): never {
+  const out = { profile: profile.name, at: new Date().toISOString(), durationSeconds: Math.round((Date.now() - started) / 1000), machine, scenarios: results, failures };
+  const file = path.resolve(args.find((a) => a.startsWith('--out='))?.slice(6) ?? path.join(ROOT, 'bench/results/latest.json'));
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+  console.log(`\n${markdownTable(machine, profile.name, results)}\n`);
+  const missed = Object.entries(results).filter(([, r]) => r.met === false);
+  for (const [name, r] of missed) console.log(`target missed: ${name}: ${r.shortBy}`);
+  console.log(`\n${Object.keys(results).length} figures in ${out.durationSeconds} s; results in ${file.startsWith(`${ROOT}${path.sep}`) ? path.relative(ROOT, file) : file}`);
+  process.exit(Object.keys(failures).length > 0 ? 1 : 0);
+}

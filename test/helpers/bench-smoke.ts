@@ -23,7 +23,14 @@ export async function smokeRun(t: Test, only: string): Promise<{ stdout: string;
   let stderr = '';
   child.stdout.on('data', (d) => { stdout += d; });
   child.stderr.on('data', (d) => { stderr += d; });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  t.equal(code, 0, 'the run exits 0', { stderr: stderr.slice(-2000) });
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (c, s) => resolve([c, s])));
+  // A failed run's reason goes in the assertion's own line: CI prints a failure's first lines only.
+  t.equal(code, 0, code === 0 ? 'the run exits 0' : `the run exits 0 (it ended with ${signal ?? `code ${code}`}; its stderr ends: ${lastLines(stderr, 12)})`);
+  if (!fs.existsSync(out)) throw new Error(`the run wrote no report (${signal ?? `code ${code}`}); its stderr ends: ${lastLines(stderr, 12)}`);
   return { stdout, report: JSON.parse(fs.readFileSync(out, 'utf8')) };
+}
+
+/** The last `n` non-empty lines of `text`, on one line. */
+function lastLines(text: string, n: number): string {
+  return text.split('\n').map((l) => l.trim()).filter(Boolean).slice(-n).join(' | ').slice(-3000) || '(nothing)';
 }
