@@ -52,11 +52,15 @@ const results: Record<string, ScenarioResult> = {};
 const failures: Record<string, string> = {};
 let running = 'bench';
 
-// An error no scenario awaited (a connection's, a child's) would end the run with no report at all:
-// it is the running scenario's failure instead, and the report says what was measured before it.
+// An error nothing awaited (a connection's, a child's) would end the run with no report at all: it
+// is recorded as a failure of the scenario running when it surfaced (a leftover of an earlier one
+// may surface later), and the report says what was measured before it. The run stops there: that
+// scenario's clean-up does not run, as with any crash.
+let reporting = false;
 const crashed = (err: unknown) => {
-  failures[running] = `${(err as Error)?.stack ?? String(err)} (not awaited by the scenario: the run stopped here)`;
   log(`  CRASHED in ${running}: ${(err as Error)?.stack ?? String(err)}`);
+  if (reporting) process.exit(1); // the report itself failed: nothing more to write
+  failures[running] = `${(err as Error)?.stack ?? String(err)} (not awaited: surfaced while this scenario ran; the run stopped here)`;
   report();
 };
 process.on('uncaughtException', crashed);
@@ -79,6 +83,7 @@ report();
 
 /** Writes the report (latest.json and the table) and exits: 1 when a scenario failed. */
 function report(): never {
+  reporting = true;
   const out = { profile: profile.name, at: new Date().toISOString(), durationSeconds: Math.round((Date.now() - started) / 1000), machine, scenarios: results, failures };
   const file = path.resolve(args.find((a) => a.startsWith('--out='))?.slice(6) ?? path.join(ROOT, 'bench/results/latest.json'));
   fs.mkdirSync(path.dirname(file), { recursive: true });
