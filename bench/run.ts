@@ -58,9 +58,10 @@ let running = 'bench';
 // scenario's clean-up does not run, as with any crash.
 let reporting = false;
 const crashed = (err: unknown) => {
-  log(`  CRASHED in ${running}: ${(err as Error)?.stack ?? String(err)}`);
+  const stack = (err as Error)?.stack ?? String(err);
+  log(`  CRASHED in ${running}: ${stack}`);
   if (reporting) process.exit(1); // the report itself failed: nothing more to write
-  failures[running] = `${(err as Error)?.stack ?? String(err)} (not awaited: surfaced while this scenario ran; the run stopped here)`;
+  failures[running] = `${stack} (not awaited: surfaced while this scenario ran; the run stopped here)`;
   report();
 };
 process.on('uncaughtException', crashed);

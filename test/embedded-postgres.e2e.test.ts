@@ -15,6 +15,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { stopEmbeddedPostgres } from '../infra/embedded-postgres.ts';
 import { EMBEDDED_POOL_MAX } from '../infra/db.ts';
+import { embeddedServerPids } from '../bench/lib/embedded.ts';
 import { request } from './helpers/app.ts';
 import { freePort } from './helpers/net.ts';
 
@@ -168,11 +169,10 @@ t.test('run by an unprivileged user, the server runs as that user', { timeout: 2
 });
 
 /** The postmaster's children by their process titles (`postgres: io worker 0`, `postgres: postgres payments 127.0.0.1(…) idle`). */
-function serverProcesses(pid: number): string[] {
-  const children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-  return children.map((c) => {
+function serverProcesses(dataDir: string): string[] {
+  return embeddedServerPids(dataDir).slice(1).map((pid) => {
     try {
-      return fs.readFileSync(`/proc/${c}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
     } catch {
       return ''; // ended meanwhile
     }
@@ -192,7 +192,7 @@ t.test('a small server for one service: no I/O workers, no replication launcher,
     ? request(svc.url, 'POST', '/admin/merchants', { body: { name: `Burst ${i}` }, headers: auth })
     : request(svc.url, 'GET', '/admin/audit-log', { headers: auth })));
   t.same([...new Set(answers.map((a) => a.status))].sort(), [200, 201], 'every request answered');
-  const processes = serverProcesses(postmasterPid(dataDir)!);
+  const processes = serverProcesses(dataDir);
   const backends = processes.filter((p) => /^postgres: \S+ payments /.test(p));
   t.equal(processes.filter((p) => /io worker/.test(p)).length, 0, `no I/O worker: each backend reads for itself (${processes.join('; ')})`);
   t.notOk(processes.some((p) => /logical replication launcher/.test(p)), 'no logical replication launcher');

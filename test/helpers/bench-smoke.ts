@@ -26,8 +26,9 @@ export async function smokeRun(t: Test, only: string): Promise<{ stdout: string;
   // 'close', not 'exit': the last lines of its stderr (the reason it failed) are read by then.
   const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (c, s) => resolve([c, s])));
   // A failed run's reason goes in the assertion's own line: CI prints a failure's first lines only.
-  t.equal(code, 0, code === 0 ? 'the run exits 0' : `the run exits 0 (it ended with ${signal ?? `code ${code}`}; its stderr ends: ${lastLines(stderr, 12)})`);
-  if (!fs.existsSync(out)) throw new Error(`the run wrote no report (${signal ?? `code ${code}`}); its stderr ends: ${lastLines(stderr, 12)}`);
+  const why = () => `${signal ?? `code ${code}`}; its stderr ends: ${lastLines(stderr, 12)}`;
+  t.equal(code, 0, code === 0 ? 'the run exits 0' : `the run exits 0 (it ended with ${why()})`);
+  if (!fs.existsSync(out)) throw new Error(`the run wrote no report (${why()})`);
   return { stdout, report: JSON.parse(fs.readFileSync(out, 'utf8')) };
 }
 
