@@ -24,7 +24,10 @@ export async function handleProviderCallback(s: Services, providerName: string, 
     const leg = await legByProviderId(s, providerName, reading.legId);
     if (!leg) return 'unknown_leg';
     try {
-      await s.awaitReadModels(await checkNow(s, { ...leg, provider: providerName }, meta));
+      // Nothing recorded here (still pending, or a scheduled check settled it a moment before): the
+      // answer still waits for what is committed, so a read after it sees any settlement so far.
+      const position = await checkNow(s, { ...leg, provider: providerName }, meta);
+      await s.awaitReadModels(position ?? await s.store.head());
     } catch (err) {
       // The status could not be read or recorded now (the provider slow or failing, our store busy):
       // the hint still answers 2xx, since the leg's scheduled checks settle it all the same (CONTRACT §15).
@@ -39,7 +42,7 @@ export async function handleProviderCallback(s: Services, providerName: string, 
   if (outcome) {
     const position = await legOwnerNamed(row.owner).settled(s, cb.reference, outcome, meta);
     await observeLegSettled(s, cb.reference, outcome, position);
-    await s.awaitReadModels(position);
+    await s.awaitReadModels(position ?? await s.store.head()); // settled before by another path: its settlement
   }
   return 'acted';
 }
