@@ -78,29 +78,42 @@ async function routeOf(s: Services, leg: LegRequest): Promise<readonly string[]>
   return at < 0 ? [row.provider] : routing.slice(at);
 }
 
+/** How a start waits for a real provider's answer: as it is, or (the gateway) giving up its turn meanwhile. */
+export type ProviderWait = <T>(call: () => Promise<T>) => Promise<T>;
+
+const waitHolding: ProviderWait = (call) => call();
+
 /**
  * Initiates a leg with its operator's providers and schedules its status check. Safe to call any
  * number of times for one reference.
  */
-export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata): Promise<void> {
+export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata, awaitProvider: ProviderWait = waitHolding): Promise<void> {
   const owner = legOwnerNamed(leg.owner);
   if (!(await owner.isOpen(s, leg.reference))) return; // settled already: nothing to start
-  await startRouted(s, leg, await routeOf(s, leg), meta);
+  await startRouted(s, leg, await routeOf(s, leg), meta, awaitProvider);
 }
 
-/** Triggers the provider gateway (workers/provider-gateway.ts) handles at once in a process. */
-export const GATEWAY_CONSUMERS = 8;
+/**
+ * Triggers the provider gateway (workers/provider-gateway.ts) holds at once in a process, and how
+ * many of them do their own work at once (GATEWAY_TURNS): the rest wait at a real provider for its
+ * answer, or for a turn. At 8 and 8, starts at MTN came apart (each held one of 8 consumers through
+ * its HTTP call), and each statement recording them carried 2 to 3 legs where the sandbox's carried
+ * 7 to 8 (bench/PROFILE.md §30); 24 consumers with 24 turns made payins through the sandbox slower
+ * (their starts' work in bursts of 24 beside the requests).
+ */
+export const GATEWAY_CONSUMERS = 24;
+export const GATEWAY_TURNS = 8;
 
 /**
  * Starts of legs at one real provider in flight in this process: a provider that hangs holds at
  * most this many of the gateway's consumers (each until PROVIDER_TIMEOUT_MS), never all of them, so
- * other providers' legs go on with the 2 left. The sandbox
+ * other providers' legs go on with the 6 left. The sandbox
  * answers from our own database: it is not limited. Not fewer: a start refused here is tried again
  * later, every read before it made again, and at 3 a healthy provider's busy stretches were refused
  * so often that a payin through MTN cost 40% more CPU than one through the sandbox (bench
  * payin-create-mtn, 2026-11-27: 7.2 against 4.9 ms per pair; 5.6 against 5.0 at 6).
  */
-export const PROVIDER_STARTS_IN_FLIGHT = GATEWAY_CONSUMERS - 2;
+export const PROVIDER_STARTS_IN_FLIGHT = GATEWAY_CONSUMERS - 6;
 const inFlight = new WeakMap<Services, Map<string, number>>();
 
 /** Thrown when the provider's starts are all in flight here: the trigger is tried again shortly. */
@@ -118,15 +131,15 @@ function takeProviderSlot(s: Services, provider: string): () => void {
   return () => counts.set(provider, (counts.get(provider) ?? 1) - 1);
 }
 
-async function startRouted(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata): Promise<void> {
-  if (route.length <= 1) return startOn(s, leg, route, meta);
+async function startRouted(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, awaitProvider: ProviderWait): Promise<void> {
+  if (route.length <= 1) return startOn(s, leg, route, meta, awaitProvider);
   // A failover is possible: this start holds the leg (its row first, at the first provider to ask).
   await recordLeg(s, { reference: leg.reference, owner: leg.owner, provider: route[0]!, providerLegId: adapter(s, route[0]!).legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() });
   const holdMs = (route.length + 1) * s.config.providers.timeoutMs;
   if (!(await holdStart(s, leg.reference, holdMs))) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
   try {
     // Another start may have moved the leg on before this one held it.
-    await startOn(s, leg, await routeOf(s, leg), meta);
+    await startOn(s, leg, await routeOf(s, leg), meta, awaitProvider);
   } finally {
     await releaseStart(s, leg.reference).catch((err: unknown) => s.log.warn({ err, reference: leg.reference }, 'releasing a leg\'s start failed: it expires'));
   }
@@ -137,7 +150,7 @@ export class StartHeldElsewhere extends Error {
   override name = 'StartHeldElsewhere';
 }
 
-async function startOn(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata): Promise<void> {
+async function startOn(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, awaitProvider: ProviderWait): Promise<void> {
   const vault = otpVault(s);
   const otp = leg.otp ? await vault.peek(leg.reference) : undefined;
   let refusal: LegFailure | undefined;
@@ -147,10 +160,12 @@ async function startOn(s: Services, leg: LegRequest, route: readonly string[], m
     let status: ProviderStatus;
     try {
       await recordLeg(s, { reference: leg.reference, owner: leg.owner, provider, providerLegId: p.legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() });
-      status = await s.metrics.timeProvider(provider, 'initiate', () => p.initiate({
+      const initiate = () => s.metrics.timeProvider(provider, 'initiate', () => p.initiate({
         reference: leg.reference, kind: leg.kind, operatorCode: leg.operatorCode, phone: leg.phone, amount: leg.amount,
         currency: leg.currency, otp, paymentId: leg.paymentId, refundOf: leg.refundOf,
       }));
+      // The sandbox answers from our own database: that is the start's work, done in its turn.
+      status = provider === 'sandbox' ? await initiate() : await awaitProvider(initiate);
     } catch (err) {
       release();
       if (err instanceof LegNotTaken) {
