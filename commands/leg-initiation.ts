@@ -27,7 +27,7 @@ import { ProviderInDoubt } from '../infra/providers/http.ts';
 import { crashPoint } from '../infra/crash-points.ts';
 import { streams } from './streams.ts';
 import { legOwnerNamed, legOutcomeOf, observeLegSettled } from './leg-outcomes.ts';
-import { holdStart, legRowOf, recordLeg, releaseStart, setProviderReference } from './provider-legs.ts';
+import { claimLeg, holdStart, legRowOf, recordLeg, releaseStart, setProviderReference, type NewLeg } from './provider-legs.ts';
 
 export const CHECK_JOB = 'provider-check';
 
@@ -71,8 +71,8 @@ async function routingOf(s: Services, leg: LegRequest): Promise<readonly string[
 }
 
 /** The providers still to ask: from the one its row names (a start that picks up), else the whole routing. */
-async function routeOf(s: Services, leg: LegRequest): Promise<readonly string[]> {
-  const [routing, row] = await Promise.all([routingOf(s, leg), legRowOf(s, leg.reference)]);
+async function routeOf(s: Services, leg: LegRequest, known?: readonly string[]): Promise<readonly string[]> {
+  const [routing, row] = await Promise.all([known ?? routingOf(s, leg), legRowOf(s, leg.reference)]);
   if (!row) return routing;
   const at = routing.indexOf(row.provider);
   return at < 0 ? [row.provider] : routing.slice(at);
@@ -90,7 +90,17 @@ const waitHolding: ProviderWait = (call) => call();
 export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata, awaitProvider: ProviderWait = waitHolding): Promise<void> {
   const owner = legOwnerNamed(leg.owner);
   if (!(await owner.isOpen(s, leg.reference))) return; // settled already: nothing to start
-  await startRouted(s, leg, await routeOf(s, leg), meta, awaitProvider);
+  const routing = await routingOf(s, leg);
+  if (routing.length > 1) return startRouted(s, leg, await routeOf(s, leg, routing), meta, awaitProvider);
+  // One provider to ask, no failover: the leg's row is written, or read if a start before wrote it
+  // (then it names the provider that may have the leg, whatever the routing says now), in one statement.
+  const provider = await claimLeg(s, newLegRow(s, leg, routing[0]!));
+  if (provider === undefined) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
+  await startOn(s, leg, [provider], meta, awaitProvider, provider);
+}
+
+function newLegRow(s: Services, leg: LegRequest, provider: string): NewLeg {
+  return { reference: leg.reference, owner: leg.owner, provider, providerLegId: adapter(s, provider).legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() };
 }
 
 /**
@@ -134,7 +144,7 @@ function takeProviderSlot(s: Services, provider: string): () => void {
 async function startRouted(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, awaitProvider: ProviderWait): Promise<void> {
   if (route.length <= 1) return startOn(s, leg, route, meta, awaitProvider);
   // A failover is possible: this start holds the leg (its row first, at the first provider to ask).
-  await recordLeg(s, { reference: leg.reference, owner: leg.owner, provider: route[0]!, providerLegId: adapter(s, route[0]!).legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() });
+  await recordLeg(s, newLegRow(s, leg, route[0]!));
   const holdMs = (route.length + 1) * s.config.providers.timeoutMs;
   if (!(await holdStart(s, leg.reference, holdMs))) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
   try {
@@ -150,7 +160,10 @@ export class StartHeldElsewhere extends Error {
   override name = 'StartHeldElsewhere';
 }
 
-async function startOn(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, awaitProvider: ProviderWait): Promise<void> {
+/** `recorded`: the provider the leg's row already names (its claim wrote or read it): not written again. */
+async function startOn(
+  s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, awaitProvider: ProviderWait, recorded?: string,
+): Promise<void> {
   const vault = otpVault(s);
   const otp = leg.otp ? await vault.peek(leg.reference) : undefined;
   let refusal: LegFailure | undefined;
@@ -159,7 +172,7 @@ async function startOn(s: Services, leg: LegRequest, route: readonly string[], m
     const release = takeProviderSlot(s, provider);
     let status: ProviderStatus;
     try {
-      await recordLeg(s, { reference: leg.reference, owner: leg.owner, provider, providerLegId: p.legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() });
+      if (provider !== recorded) await recordLeg(s, newLegRow(s, leg, provider));
       const initiate = () => s.metrics.timeProvider(provider, 'initiate', () => p.initiate({
         reference: leg.reference, kind: leg.kind, operatorCode: leg.operatorCode, phone: leg.phone, amount: leg.amount,
         currency: leg.currency, otp, paymentId: leg.paymentId, refundOf: leg.refundOf,

@@ -24,6 +24,8 @@ export type LegOwner = { owner: string; provider: string; kind: string };
 
 interface Writers {
   inserts: StatementBatcher<NewLeg, void>;
+  /** A leg's row written unless one is there, and its provider answered: a start's read and write in one statement. */
+  claims: StatementBatcher<NewLeg, string | undefined>;
   /** Reads too: every leg the gateway starts is looked up first (issue 44: a statement per payin before). */
   rows: StatementBatcher<string, LegOwner | undefined>;
   references: StatementBatcher<{ reference: string; providerReference: string }, LegRow | undefined>;
@@ -53,6 +55,28 @@ function writers(s: Services): Writers {
       );
       return asked.map(() => undefined);
     }),
+    claims: new StatementBatcher<NewLeg, string | undefined>(async (asked) => {
+      const firsts = new Map<string, NewLeg>();
+      for (const l of asked) if (!firsts.has(l.reference)) firsts.set(l.reference, l);
+      const legs = [...firsts.values()];
+      // A row already there is read from the statement's snapshot: one inserted by a start
+      // committing meanwhile is neither added nor seen (no provider answered for it).
+      const r = await s.knex.raw<{ rows: Array<{ reference: string; provider: string | null }> }>(
+        `WITH wanted AS (
+           SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[])
+             AS w(reference, owner, provider, provider_leg_id, kind, created_at)
+         ), added AS (
+           INSERT INTO provider_legs (reference, owner, provider, provider_leg_id, kind, created_at)
+           SELECT * FROM wanted ON CONFLICT (reference) DO NOTHING RETURNING reference, provider
+         )
+         SELECT w.reference, coalesce(a.provider, p.provider) AS provider
+           FROM wanted w LEFT JOIN added a USING (reference) LEFT JOIN provider_legs p ON p.reference = w.reference`,
+        [legs.map((l) => l.reference), legs.map((l) => l.owner), legs.map((l) => l.provider), legs.map((l) => l.providerLegId),
+          legs.map((l) => l.kind), legs.map((l) => l.createdAt.toISOString())],
+      );
+      const providers = new Map(r.rows.map((row) => [row.reference, row.provider ?? undefined]));
+      return asked.map((l) => providers.get(l.reference));
+    }),
     rows: new StatementBatcher(async (references) => {
       const r = await s.knex.raw<{ rows: Array<LegOwner & { reference: string }> }>(
         'SELECT reference, owner, provider, kind FROM provider_legs WHERE reference = ANY (?::text[])', [[...new Set(references)]],
@@ -81,6 +105,15 @@ function writers(s: Services): Writers {
 /** Records a leg as started at `provider` (a row already there keeps its first start, and takes this provider). */
 export function recordLeg(s: Services, leg: NewLeg): Promise<void> {
   return writers(s).inserts.submit(leg);
+}
+
+/**
+ * Records a leg as started at `leg.provider` unless it has a row already; answers the provider its
+ * row names (the one that may have the leg), or undefined when another start wrote the row at the
+ * same moment.
+ */
+export function claimLeg(s: Services, leg: NewLeg): Promise<string | undefined> {
+  return writers(s).claims.submit(leg);
 }
 
 /** Sets the leg's provider reference; answers its row (undefined if it has none). */

@@ -1,10 +1,12 @@
 // The gateway's provider_legs rows are written set-wise (commands/provider-legs.ts): legs started
-// together are one INSERT, their provider references one UPDATE, and each call answers as alone.
+// together are one INSERT, their provider references one UPDATE, and each call answers as alone. A
+// start with one provider to ask writes its row, or reads the one a start before wrote, in one
+// statement (claimLeg).
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
-import { holdStart, legRowOf, recordLeg, releaseStart, setProviderReference } from '../commands/provider-legs.ts';
-import { until } from './helpers/money.ts';
+import { claimLeg, holdStart, legRowOf, recordLeg, releaseStart, setProviderReference } from '../commands/provider-legs.ts';
+import { leg, newCustomer, party, quote, settled, until } from './helpers/money.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());
@@ -55,4 +57,37 @@ t.test('a leg\'s start is held by one start at a time (failover possible), freed
   t.ok(await holdStart(s, reference, 1), 'released: held again, for a millisecond');
   await until('the hold expired', async () => holdStart(s, reference, 60_000));
   t.pass('a dead start\'s hold expires');
+});
+
+t.test('legs claimed together: one statement; a new row takes the provider asked, a row already there answers its own', async (t) => {
+  const before = randomUUID();
+  await recordLeg(s, { reference: before, owner: 'payin', provider: 'mtn_momo', providerLegId: 'mtn-leg-id', kind: 'collection', createdAt: new Date('2026-11-28T10:00:00.000Z') });
+  const queries: string[] = [];
+  const onQuery = (q: { sql: string }) => { if (q.sql.includes('provider_legs')) queries.push(q.sql); };
+  s.knex.on('query', onQuery);
+  t.teardown(() => { s.knex.off('query', onQuery); });
+  const fresh = [randomUUID(), randomUUID()];
+  const claim = (reference: string) => claimLeg(s, { reference, owner: 'payin', provider: 'sandbox', providerLegId: reference, kind: 'collection', createdAt: new Date() });
+  const providers = await Promise.all([claim(fresh[0]!), claim(before), claim(fresh[1]!), claim(fresh[0]!)]);
+  t.equal(queries.length, 1, `one statement for four claims (${queries.length})`);
+  t.same(providers, ['sandbox', 'mtn_momo', 'sandbox', 'sandbox'], 'each answered with the provider its row names');
+  const kept = await s.knex('provider_legs').where({ reference: before }).first('provider', 'provider_leg_id');
+  t.same(kept, { provider: 'mtn_momo', provider_leg_id: 'mtn-leg-id' }, 'the row already there is unchanged: the leg stays where it may be');
+  t.same((await s.knex('provider_legs').whereIn('reference', fresh).pluck('provider')).sort(), ['sandbox', 'sandbox'], 'the new rows written');
+});
+
+t.test('a payin\'s start with one provider to ask sends no separate read of its row', async (t) => {
+  const queries: string[] = [];
+  const onQuery = (q: { sql: string }) => { if (/provider_legs/.test(q.sql) && !q.sql.includes('sandbox_provider_legs')) queries.push(q.sql); };
+  s.knex.on('query', onQuery);
+  t.teardown(() => { s.knex.off('query', onQuery); });
+  const m = await h.newMerchant();
+  const payer = await newCustomer(h, m);
+  const q = await quote(h, m, 'payin', leg('CM_MTN_MOMO', 'CM', 'XAF', '5000'));
+  const p = await h.as(m, 'POST', '/payins', { quote_id: q.id, customer_id: payer, source: party('CM', 'CM_MTN_MOMO', '+237670000001') }, { idem: true });
+  t.equal(p.status, 201);
+  t.equal((await settled(h, m, 'payins', p.body.id as string)).status, 'completed');
+  const started = queries.filter((x) => !/^\s*(update|delete)/i.test(x) || /provider_reference/.test(x));
+  t.equal(started.filter((x) => /^\s*select reference, owner, provider, kind from provider_legs/i.test(x)).length, 0, 'no lookup of the row before the start');
+  t.equal(started.filter((x) => /insert into provider_legs/i.test(x)).length, 1, 'one statement wrote it (and would have read one already there)');
 });
