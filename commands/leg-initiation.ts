@@ -78,52 +78,39 @@ async function routeOf(s: Services, leg: LegRequest, known?: readonly string[]):
   return at < 0 ? [row.provider] : routing.slice(at);
 }
 
-/** How a start waits for a real provider's answer: as it is, or (the gateway) giving up its turn meanwhile. */
-export type ProviderWait = <T>(call: () => Promise<T>) => Promise<T>;
-
-const waitHolding: ProviderWait = (call) => call();
-
 /**
  * Initiates a leg with its operator's providers and schedules its status check. Safe to call any
  * number of times for one reference.
  */
-export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata, awaitProvider: ProviderWait = waitHolding): Promise<void> {
+export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata): Promise<void> {
   const owner = legOwnerNamed(leg.owner);
   if (!(await owner.isOpen(s, leg.reference))) return; // settled already: nothing to start
   const routing = await routingOf(s, leg);
-  if (routing.length > 1) return startRouted(s, leg, await routeOf(s, leg, routing), meta, awaitProvider);
+  if (routing.length > 1) return startRouted(s, leg, await routeOf(s, leg, routing), meta);
   // One provider to ask, no failover: the leg's row is written, or read if a start before wrote it
   // (then it names the provider that may have the leg, whatever the routing says now), in one statement.
   const provider = await claimLeg(s, newLegRow(s, leg, routing[0]!));
   if (provider === undefined) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
-  await startOn(s, leg, [provider], meta, awaitProvider, provider);
+  await startOn(s, leg, [provider], meta, provider);
 }
 
 function newLegRow(s: Services, leg: LegRequest, provider: string): NewLeg {
   return { reference: leg.reference, owner: leg.owner, provider, providerLegId: adapter(s, provider).legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() };
 }
 
-/**
- * Triggers the provider gateway (workers/provider-gateway.ts) holds at once in a process, and how
- * many of them do their own work at once (GATEWAY_TURNS): the rest wait at a real provider for its
- * answer, or for a turn. At 8 and 8, starts at MTN came apart (each held one of 8 consumers through
- * its HTTP call), and each statement recording them carried 2 to 3 legs where the sandbox's carried
- * 7 to 8 (bench/PROFILE.md §30); 24 consumers with 24 turns made payins through the sandbox slower
- * (their starts' work in bursts of 24 beside the requests).
- */
-export const GATEWAY_CONSUMERS = 24;
-export const GATEWAY_TURNS = 8;
+/** Triggers the provider gateway (workers/provider-gateway.ts) handles at once in a process. */
+export const GATEWAY_CONSUMERS = 8;
 
 /**
  * Starts of legs at one real provider in flight in this process: a provider that hangs holds at
  * most this many of the gateway's consumers (each until PROVIDER_TIMEOUT_MS), never all of them, so
- * other providers' legs go on with the 6 left. The sandbox
+ * other providers' legs go on with the 2 left. The sandbox
  * answers from our own database: it is not limited. Not fewer: a start refused here is tried again
  * later, every read before it made again, and at 3 a healthy provider's busy stretches were refused
  * so often that a payin through MTN cost 40% more CPU than one through the sandbox (bench
  * payin-create-mtn, 2026-11-27: 7.2 against 4.9 ms per pair; 5.6 against 5.0 at 6).
  */
-export const PROVIDER_STARTS_IN_FLIGHT = GATEWAY_CONSUMERS - 6;
+export const PROVIDER_STARTS_IN_FLIGHT = GATEWAY_CONSUMERS - 2;
 const inFlight = new WeakMap<Services, Map<string, number>>();
 
 /** Thrown when the provider's starts are all in flight here: the trigger is tried again shortly. */
@@ -141,15 +128,15 @@ function takeProviderSlot(s: Services, provider: string): () => void {
   return () => counts.set(provider, (counts.get(provider) ?? 1) - 1);
 }
 
-async function startRouted(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, awaitProvider: ProviderWait): Promise<void> {
-  if (route.length <= 1) return startOn(s, leg, route, meta, awaitProvider);
+async function startRouted(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata): Promise<void> {
+  if (route.length <= 1) return startOn(s, leg, route, meta);
   // A failover is possible: this start holds the leg (its row first, at the first provider to ask).
   await recordLeg(s, newLegRow(s, leg, route[0]!));
   const holdMs = (route.length + 1) * s.config.providers.timeoutMs;
   if (!(await holdStart(s, leg.reference, holdMs))) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
   try {
     // Another start may have moved the leg on before this one held it.
-    await startOn(s, leg, await routeOf(s, leg), meta, awaitProvider);
+    await startOn(s, leg, await routeOf(s, leg), meta);
   } finally {
     await releaseStart(s, leg.reference).catch((err: unknown) => s.log.warn({ err, reference: leg.reference }, 'releasing a leg\'s start failed: it expires'));
   }
@@ -161,9 +148,7 @@ export class StartHeldElsewhere extends Error {
 }
 
 /** `recorded`: the provider the leg's row already names (its claim wrote or read it): not written again. */
-async function startOn(
-  s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, awaitProvider: ProviderWait, recorded?: string,
-): Promise<void> {
+async function startOn(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, recorded?: string): Promise<void> {
   const vault = otpVault(s);
   const otp = leg.otp ? await vault.peek(leg.reference) : undefined;
   let refusal: LegFailure | undefined;
@@ -173,12 +158,10 @@ async function startOn(
     let status: ProviderStatus;
     try {
       if (provider !== recorded) await recordLeg(s, newLegRow(s, leg, provider));
-      const initiate = () => s.metrics.timeProvider(provider, 'initiate', () => p.initiate({
+      status = await s.metrics.timeProvider(provider, 'initiate', () => p.initiate({
         reference: leg.reference, kind: leg.kind, operatorCode: leg.operatorCode, phone: leg.phone, amount: leg.amount,
         currency: leg.currency, otp, paymentId: leg.paymentId, refundOf: leg.refundOf,
       }));
-      // The sandbox answers from our own database: that is the start's work, done in its turn.
-      status = provider === 'sandbox' ? await initiate() : await awaitProvider(initiate);
     } catch (err) {
       release();
       if (err instanceof LegNotTaken) {

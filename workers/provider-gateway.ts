@@ -22,8 +22,7 @@ import { subjectOf, type ForwardedEvent } from '../infra/bus/forwarded-event.ts'
 import { legOwners } from '../commands/leg-owners.ts';
 import { neverGiveUp } from './never-give-up.ts';
 import type { LegRequest } from '../commands/legs.ts';
-import { CHECK_JOB, GATEWAY_CONSUMERS, GATEWAY_TURNS, ProviderBusy, StartHeldElsewhere, startLeg, type CheckPayload } from '../commands/leg-initiation.ts';
-import { GatewayTurns } from './gateway-turns.ts';
+import { CHECK_JOB, GATEWAY_CONSUMERS, ProviderBusy, StartHeldElsewhere, startLeg, type CheckPayload } from '../commands/leg-initiation.ts';
 import { GATEWAY, checkLeg } from '../commands/leg-checks.ts';
 
 const PURGE_EVERY_MS = 60_000;
@@ -37,8 +36,6 @@ export const providerGateway: Worker = {
     s.scheduler.register(CHECK_JOB, (job) => checkLeg(s, job as Job<CheckPayload>), { concurrency: 16 });
     const triggers = new Map<string, (e: ForwardedEvent) => LegRequest | undefined>();
     for (const o of legOwners) for (const [type, read] of Object.entries(o.triggers)) triggers.set(type, read);
-    const turns = new GatewayTurns(GATEWAY_TURNS);
-    const awaitProvider = <T>(call: () => Promise<T>): Promise<T> => turns.outside(call);
     const consumer = await s.bus.consume(neverGiveUp(s.log, {
       durable: GATEWAY,
       subjects: [...triggers.keys()].map(subjectOf),
@@ -48,7 +45,7 @@ export const providerGateway: Worker = {
         const leg = triggers.get(e.type)?.(e);
         if (!leg) return;
         try {
-          await turns.within(() => startLeg(s, leg, { actor: GATEWAY, causationId: e.id, correlationId: e.stream_id }, awaitProvider));
+          await startLeg(s, leg, { actor: GATEWAY, causationId: e.id, correlationId: e.stream_id });
         } catch (err) {
           // Not a failure: the provider's starts are all in flight here, or another process is starting this leg.
           if (err instanceof ProviderBusy || err instanceof StartHeldElsewhere) return { retryAfterMs: BUSY_RETRY_MS };
