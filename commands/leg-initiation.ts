@@ -80,18 +80,29 @@ async function routeOf(s: Services, leg: LegRequest, known?: readonly string[]):
 
 /**
  * Initiates a leg with its operator's providers and schedules its status check. Safe to call any
- * number of times for one reference.
+ * number of times for one reference. Throws ProviderBusy or StartHeldElsewhere when the start must
+ * be tried again a moment later (the caller's retry: the gateway's trigger comes again).
  */
 export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata): Promise<void> {
   const owner = legOwnerNamed(leg.owner);
   if (!(await owner.isOpen(s, leg.reference))) return; // settled already: nothing to start
   const routing = await routingOf(s, leg);
   if (routing.length > 1) return startRouted(s, leg, await routeOf(s, leg, routing), meta);
-  // One provider to ask, no failover: the leg's row is written, or read if a start before wrote it
-  // (then it names the provider that may have the leg, whatever the routing says now), in one statement.
-  const provider = await claimLeg(s, newLegRow(s, leg, routing[0]!));
-  if (provider === undefined) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
-  await startOn(s, leg, [provider], meta, provider);
+  // One provider to ask, no failover. Its slot first: a start refused as busy leaves no row, so
+  // when it comes again it follows the routing of then (an operator may have moved the operator
+  // off a provider in trouble).
+  const first = routing[0]!;
+  const release = takeProviderSlot(s, first);
+  try {
+    // The leg's row is written, or read if a start before wrote it (then it names the provider
+    // that may have the leg, whatever the routing says now), in one statement.
+    const provider = await claimLeg(s, newLegRow(s, leg, first));
+    if (provider === undefined) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
+    if (provider !== first) release(); // its row names another provider: that one's slot is taken there
+    await startOn(s, leg, [provider], meta, { recorded: provider, ...(provider === first ? { slot: release } : {}) });
+  } finally {
+    release();
+  }
 }
 
 function newLegRow(s: Services, leg: LegRequest, provider: string): NewLeg {
@@ -118,6 +129,7 @@ export class ProviderBusy extends Error {
   override name = 'ProviderBusy';
 }
 
+/** Takes one of the provider's start slots in this process; the answer gives it back (once, however often called). */
 function takeProviderSlot(s: Services, provider: string): () => void {
   if (provider === 'sandbox') return () => undefined;
   let counts = inFlight.get(s);
@@ -125,7 +137,12 @@ function takeProviderSlot(s: Services, provider: string): () => void {
   const n = counts.get(provider) ?? 0;
   if (n >= PROVIDER_STARTS_IN_FLIGHT) throw new ProviderBusy(`${PROVIDER_STARTS_IN_FLIGHT} starts at ${provider} in flight`);
   counts.set(provider, n + 1);
-  return () => counts.set(provider, (counts.get(provider) ?? 1) - 1);
+  let given = false;
+  return () => {
+    if (given) return;
+    given = true;
+    counts.set(provider, (counts.get(provider) ?? 1) - 1);
+  };
 }
 
 async function startRouted(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata): Promise<void> {
@@ -147,17 +164,22 @@ export class StartHeldElsewhere extends Error {
   override name = 'StartHeldElsewhere';
 }
 
-/** `recorded`: the provider the leg's row already names (its claim wrote or read it): not written again. */
-async function startOn(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, recorded?: string): Promise<void> {
+/**
+ * `recorded`: the provider the leg's row already names (its claim wrote or read it): not written
+ * again; `slot`: that provider's start slot, taken before the claim.
+ */
+async function startOn(
+  s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, held: { recorded?: string; slot?: () => void } = {},
+): Promise<void> {
   const vault = otpVault(s);
   const otp = leg.otp ? await vault.peek(leg.reference) : undefined;
   let refusal: LegFailure | undefined;
   for (const provider of route) {
     const p = adapter(s, provider);
-    const release = takeProviderSlot(s, provider);
+    const release = provider === held.recorded && held.slot ? held.slot : takeProviderSlot(s, provider);
     let status: ProviderStatus;
     try {
-      if (provider !== recorded) await recordLeg(s, newLegRow(s, leg, provider));
+      if (provider !== held.recorded) await recordLeg(s, newLegRow(s, leg, provider));
       status = await s.metrics.timeProvider(provider, 'initiate', () => p.initiate({
         reference: leg.reference, kind: leg.kind, operatorCode: leg.operatorCode, phone: leg.phone, amount: leg.amount,
         currency: leg.currency, otp, paymentId: leg.paymentId, refundOf: leg.refundOf,

@@ -26,7 +26,7 @@ interface Writers {
   inserts: StatementBatcher<NewLeg, void>;
   /** A leg's row written unless one is there, and its provider answered: a start's read and write in one statement. */
   claims: StatementBatcher<NewLeg, string | undefined>;
-  /** Reads too: every leg the gateway starts is looked up first (issue 44: a statement per payin before). */
+  /** Reads too: a leg that may fail over is looked up before its start (issue 44: a statement per payin before). */
   rows: StatementBatcher<string, LegOwner | undefined>;
   references: StatementBatcher<{ reference: string; providerReference: string }, LegRow | undefined>;
 }

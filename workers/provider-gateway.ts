@@ -13,7 +13,8 @@
 // decide nothing once the leg has settled, the job is keyed by reference.
 //
 // Plugging in another leg owner: implement LegOwner (commands/legs.ts) and add it to
-// commands/leg-owners.ts. A command may also call `startLeg` directly.
+// commands/leg-owners.ts. A command may also call `startLeg` directly (and try again later when it
+// throws ProviderBusy or StartHeldElsewhere, as this worker does).
 import type { Services } from '../commands/services.ts';
 import type { Worker } from './worker.ts';
 import type { Job } from '../infra/scheduler.ts';
