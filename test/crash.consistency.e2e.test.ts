@@ -335,6 +335,8 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
   t.ok(kills['after-append'] > 0 && kills['during-webhook-delivery'] > 0, 'kills landed between append and projection and during webhook delivery');
   t.ok(kills['append-in-doubt'] > 0 && driver.stats.inDoubt503 > 0, 'a commit in doubt was answered 503, and its retry answered what committed (no unexpected answer, no orphan)');
   t.same(driver.stats.unexpected, [], 'no unexpected answer (no 5xx outside a database outage, no refusal of a valid request)');
+  // The service's own account of it (warnings and errors of its last lines), for the run's output.
+  if (driver.stats.unexpected.length > 0) t.comment(svc.log().split('\n').filter((l) => /"level":(40|50|60)/.test(l)).slice(-40).join('\n'));
   t.ok(driver.acked.length > 0 && driver.payments.length > 0, 'the load was acknowledged');
   t.ok(byKind('refund') > 0, 'refunds were part of the load');
   t.same(resources.problems, [], `every acknowledged request's resource is there with its amounts (${resources.checked} checked)`);

@@ -132,8 +132,15 @@ export class Driver {
     const headers: Record<string, string> = { 'x-api-key': this.o.apiKey, 'x-api-secret': this.o.apiSecret };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (idemKey) headers['idempotency-key'] = idemKey;
+    // What came instead of an answer, so that giving up says why (CI shows a failure's own lines).
+    const instead = new Map<string, number>();
+    const got = (what: string) => instead.set(what, (instead.get(what) ?? 0) + 1);
+    let lastText = '';
     for (let tries = 1; ; tries++) {
-      if (Date.now() > deadline) throw new GaveUp(`${method} ${path} (key ${idemKey ?? '-'}) got no answer in ${this.o.giveUpMs ?? 120_000} ms`);
+      if (Date.now() > deadline) {
+        const seen = [...instead].map(([what, n]) => `${what} ×${n}`).join(', ');
+        throw new GaveUp(`${method} ${path} (key ${idemKey ?? '-'}) got no answer in ${this.o.giveUpMs ?? 120_000} ms (instead: ${seen}; last body: ${lastText.slice(0, 200)})`);
+      }
       this.stats.httpRequests++;
       let res: Response;
       let text: string;
@@ -142,8 +149,9 @@ export class Driver {
           method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         });
         text = await res.text();
-      } catch {
+      } catch (err) {
         this.stats.networkErrors++; // the service is down (or died while answering): same key again
+        got(`no answer (${(err as Error).name})`);
         await sleep(200);
         continue;
       }
@@ -152,6 +160,10 @@ export class Driver {
         parsed = text ? JSON.parse(text) : undefined;
       } catch {
         parsed = text;
+      }
+      if (res.status >= 500 || res.status === 409 || res.status === 429) {
+        got(`${res.status}${parsed?.error?.code ? ` ${parsed.error.code}` : ''}`);
+        lastText = text;
       }
       if (res.status === 409 && parsed?.error?.code === 'idempotency_in_progress') {
         this.stats.inProgressRetries++; // the first attempt died holding the claim: wait for its lease
