@@ -31,6 +31,19 @@ interface Writers {
   references: StatementBatcher<{ reference: string; providerReference: string }, LegRow | undefined>;
 }
 
+/** The first leg asked for each reference, in order. */
+function firstPerReference(asked: NewLeg[]): NewLeg[] {
+  const firsts = new Map<string, NewLeg>();
+  for (const l of asked) if (!firsts.has(l.reference)) firsts.set(l.reference, l);
+  return [...firsts.values()];
+}
+
+/** The legs as the column arrays of a provider_legs row: reference, owner, provider, provider_leg_id, kind, created_at. */
+function legColumns(legs: NewLeg[]): string[][] {
+  return [legs.map((l) => l.reference), legs.map((l) => l.owner), legs.map((l) => l.provider), legs.map((l) => l.providerLegId),
+    legs.map((l) => l.kind), legs.map((l) => l.createdAt.toISOString())];
+}
+
 // One set per running app (tests run several in one process).
 const built = new WeakMap<Services, Writers>();
 
@@ -40,9 +53,7 @@ function writers(s: Services): Writers {
   w = {
     inserts: new StatementBatcher<NewLeg, void>(async (asked) => {
       // One row per reference per statement (an upsert cannot touch a row twice): the first asked, as if it ran alone first.
-      const firsts = new Map<string, NewLeg>();
-      for (const l of asked) if (!firsts.has(l.reference)) firsts.set(l.reference, l);
-      const legs = [...firsts.values()];
+      const legs = firstPerReference(asked);
       // A reference started again (a redelivered trigger) keeps its row and its first start; the
       // provider is the one asked now: the same one, or the next after a certain refusal (leg-initiation.ts).
       await s.knex.raw(
@@ -50,15 +61,12 @@ function writers(s: Services): Writers {
          SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[])
          ON CONFLICT (reference) DO UPDATE SET provider = EXCLUDED.provider, provider_leg_id = EXCLUDED.provider_leg_id
            WHERE provider_legs.provider <> EXCLUDED.provider`,
-        [legs.map((l) => l.reference), legs.map((l) => l.owner), legs.map((l) => l.provider), legs.map((l) => l.providerLegId),
-          legs.map((l) => l.kind), legs.map((l) => l.createdAt.toISOString())],
+        legColumns(legs),
       );
       return asked.map(() => undefined);
     }),
     claims: new StatementBatcher<NewLeg, string | undefined>(async (asked) => {
-      const firsts = new Map<string, NewLeg>();
-      for (const l of asked) if (!firsts.has(l.reference)) firsts.set(l.reference, l);
-      const legs = [...firsts.values()];
+      const legs = firstPerReference(asked);
       // A row already there is read from the statement's snapshot: one inserted by a start
       // committing meanwhile is neither added nor seen (no provider answered for it).
       const r = await s.knex.raw<{ rows: Array<{ reference: string; provider: string | null }> }>(
@@ -71,8 +79,7 @@ function writers(s: Services): Writers {
          )
          SELECT w.reference, coalesce(a.provider, p.provider) AS provider
            FROM wanted w LEFT JOIN added a USING (reference) LEFT JOIN provider_legs p ON p.reference = w.reference`,
-        [legs.map((l) => l.reference), legs.map((l) => l.owner), legs.map((l) => l.provider), legs.map((l) => l.providerLegId),
-          legs.map((l) => l.kind), legs.map((l) => l.createdAt.toISOString())],
+        legColumns(legs),
       );
       const providers = new Map(r.rows.map((row) => [row.reference, row.provider ?? undefined]));
       return asked.map((l) => providers.get(l.reference));

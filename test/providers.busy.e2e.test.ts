@@ -5,7 +5,7 @@
 import t from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, sleep, until } from './helpers/money.ts';
-import { simulatedProviders } from './helpers/providers.ts';
+import { setRouting, simulatedProviders } from './helpers/providers.ts';
 import { PROVIDER_STARTS_IN_FLIGHT } from '../commands/leg-initiation.ts';
 
 const TIMEOUT_MS = 4_000;
@@ -16,10 +16,7 @@ t.teardown(async () => {
   await close();
 });
 
-const routing = async (code: string, providers: string[]) => {
-  const r = await h.admin('PUT', `/admin/operators/${code}/routing`, { providers });
-  if (r.status !== 200) throw new Error(`routing ${code}: ${r.status} ${r.text}`);
-};
+const routing = (code: string, providers: string[]) => setRouting(h, code, providers);
 const rowOf = async (id: string): Promise<{ provider: string } | undefined> =>
   h.app.services.knex('provider_legs').where({ reference: id }).first('provider');
 

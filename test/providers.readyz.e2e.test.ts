@@ -14,7 +14,7 @@
 import t from 'tap';
 import { startTestApp, request } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, sleep, until } from './helpers/money.ts';
-import { simulatedProviders } from './helpers/providers.ts';
+import { setRouting, simulatedProviders } from './helpers/providers.ts';
 import { ownTime } from './helpers/run-queue.ts';
 import { PROVIDER_STARTS_IN_FLIGHT } from '../commands/leg-initiation.ts';
 
@@ -26,10 +26,7 @@ t.teardown(async () => {
   await close();
 });
 
-const routing = async (code: string, providers: string[]) => {
-  const r = await h.admin('PUT', `/admin/operators/${code}/routing`, { providers });
-  if (r.status !== 200) throw new Error(`routing ${code}: ${r.status} ${r.text}`);
-};
+const routing = (code: string, providers: string[]) => setRouting(h, code, providers);
 const m = await h.newMerchant('Outage');
 const customer = await newCustomer(h, m, 'CM', '+237670000001');
 async function payin(operator: string, country: string, currency: string, phone: string): Promise<string> {

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
 import { logLines } from './helpers/log-lines.ts';
-import { providerEnv } from './helpers/providers.ts';
+import { providerEnv, setRouting } from './helpers/providers.ts';
 import { startTestApp, request } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, until } from './helpers/money.ts';
 import { startMtnMomoSimulator } from './simulators/mtn-momo.ts';
@@ -63,10 +63,7 @@ t.teardown(async () => {
 });
 const s = h.app.services;
 
-const routing = async (code: string, providers: string[]) => {
-  const r = await h.admin('PUT', `/admin/operators/${code}/routing`, { providers });
-  if (r.status !== 200) throw new Error(`routing ${code}: ${r.status} ${r.text}`);
-};
+const routing = (code: string, providers: string[]) => setRouting(h, code, providers);
 const m = await h.newMerchant('Provider secrets');
 const customer = await newCustomer(h, m, 'CM', '+237670000001');
 async function payin(operator: string, phone: string): Promise<string> {

@@ -2,6 +2,7 @@
 // (test/simulators/) and the service's environment pointing at them (CONTRACT §15's variables).
 import { startMtnMomoSimulator, type MtnCredentials, type MtnMomoSimulator, type MtnSimulatorOptions } from '../simulators/mtn-momo.ts';
 import { PawapaySimulator, type SimulatorOptions } from '../simulators/pawapay.ts';
+import type { TestApp } from './app.ts';
 
 export interface MtnProductCredentials { collection: MtnCredentials; disbursement: MtnCredentials }
 
@@ -44,4 +45,10 @@ export async function simulatedProviders(o: {
   const pawapay = await PawapaySimulator.start({ token: 'pawapay-token', ...o.pawapay });
   const env = providerEnv({ mtnUrl: mtn.url, mtn: creds, pawapayUrl: pawapay.baseUrl, pawapayToken: 'pawapay-token', timeoutMs: o.timeoutMs ?? 1000 });
   return { mtn, pawapay, env, close: async () => { await mtn.down(); await pawapay.close(); } };
+}
+
+/** Routes an operator to `providers` through the operator API; throws unless it answers 200. */
+export async function setRouting(h: TestApp, code: string, providers: string[]): Promise<void> {
+  const r = await h.admin('PUT', `/admin/operators/${code}/routing`, { providers });
+  if (r.status !== 200) throw new Error(`routing ${code}: ${r.status} ${r.text}`);
 }
