@@ -77,7 +77,7 @@ export interface DriverOptions {
   inOutage: () => boolean;
   /** True while the running life may tell a committed append's caller that its commit is in doubt (503). */
   inDoubtArmed: () => boolean;
-  /** How long one request is retried before the driver gives up (a defect: nothing recovers). */
+  /** How long a service answering is retried without a final answer before the driver gives up (a defect: nothing recovers). */
   giveUpMs?: number;
   /** A real provider taking part of the payins. */
   provider?: ProviderSide;
@@ -90,7 +90,44 @@ const MAX_PARKED = 16;
 /** The running operation's "my key is held by a dead claim" hook (each merchant loop runs its own). */
 const blockedHook = new AsyncLocalStorage<() => void>();
 
+/** However often the service dies, a request is given up this many giveUpMs after its first try. */
+const HARD_GIVE_UP_FACTOR = 5;
+
 export class GaveUp extends Error {}
+
+/**
+ * What a request met instead of an answer: each kind counted with the time its attempts took, and
+ * the attempts in order as runs of one kind (from when, how many, the longest), so that a request
+ * given up says whether it waited on a dead service, a held claim or an answer that never came.
+ */
+class AttemptTrace {
+  private readonly kinds = new Map<string, { n: number; ms: number }>();
+  private readonly runs: Array<{ what: string; at: number; n: number; longest: number }> = [];
+  private lastBody = '';
+
+  constructor(private readonly began: number) {}
+
+  add(what: string, sent: number, body?: string): void {
+    const took = Date.now() - sent;
+    const k = this.kinds.get(what) ?? { n: 0, ms: 0 };
+    this.kinds.set(what, { n: k.n + 1, ms: k.ms + took });
+    const run = this.runs.at(-1);
+    if (run?.what === what) {
+      run.n++;
+      run.longest = Math.max(run.longest, took);
+    } else {
+      this.runs.push({ what, at: sent - this.began, n: 1, longest: took });
+      if (this.runs.length > 40) this.runs.shift();
+    }
+    if (body !== undefined) this.lastBody = body;
+  }
+
+  summary(): string {
+    const kinds = [...this.kinds].map(([what, k]) => `${what} ×${k.n} in ${(k.ms / 1000).toFixed(1)} s`).join(', ');
+    const runs = this.runs.map((r) => `+${(r.at / 1000).toFixed(1)}s ${r.what} ×${r.n} (longest ${r.longest} ms)`).join(', ');
+    return `instead: ${kinds}; in order: ${runs}; last body: ${this.lastBody.slice(0, 200)}`;
+  }
+}
 
 interface Answer { status: number; body: any; text: string; tries: number }
 
@@ -128,20 +165,26 @@ export class Driver {
    * `onBlocked` is told when the key is held by a claim whose process died (it frees after its lease).
    */
   async call(method: string, path: string, body?: unknown, idemKey?: string, onBlocked?: () => void): Promise<Answer> {
-    const deadline = Date.now() + (this.o.giveUpMs ?? 120_000);
+    const giveUpMs = this.o.giveUpMs ?? 120_000;
+    const began = Date.now();
+    // Only time the service answers counts toward giving up: a request parked behind a dead claim
+    // may span many lives, and on a loaded machine most of its wall time is lives starting (CI
+    // gave up on one after 373 refused connections in 120 s). The clock restarts whenever the
+    // service was not there to answer (refused, or the connection dropped by a kill), so what gives up is a service up for giveUpMs without a final answer
+    // (the last life, with no more kills, included); the hard bound ends a service that never returns.
+    let answeringSince = began;
     const headers: Record<string, string> = { 'x-api-key': this.o.apiKey, 'x-api-secret': this.o.apiSecret };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (idemKey) headers['idempotency-key'] = idemKey;
     // What came instead of an answer, so that giving up says why (CI shows a failure's own lines).
-    const instead = new Map<string, number>();
-    const got = (what: string) => instead.set(what, (instead.get(what) ?? 0) + 1);
-    let lastText = '';
+    const trace = new AttemptTrace(began);
     for (let tries = 1; ; tries++) {
-      if (Date.now() > deadline) {
-        const seen = [...instead].map(([what, n]) => `${what} ×${n}`).join(', ');
-        throw new GaveUp(`${method} ${path} (key ${idemKey ?? '-'}) got no answer in ${this.o.giveUpMs ?? 120_000} ms (instead: ${seen}; last body: ${lastText.slice(0, 200)})`);
+      const now = Date.now();
+      if (now - answeringSince > giveUpMs || now - began > HARD_GIVE_UP_FACTOR * giveUpMs) {
+        throw new GaveUp(`${method} ${path} (key ${idemKey ?? '-'}) got no answer in ${giveUpMs} ms of a service answering (${now - began} ms in all; ${trace.summary()})`);
       }
       this.stats.httpRequests++;
+      const sent = Date.now();
       let res: Response;
       let text: string;
       try {
@@ -151,8 +194,10 @@ export class Driver {
         text = await res.text();
       } catch (err) {
         this.stats.networkErrors++; // the service is down (or died while answering): same key again
-        got(`no answer (${(err as Error).name})`);
+        trace.add(`no answer (${(err as Error).name})`, sent);
         await sleep(200);
+        // A request the service took and never answered (our time-out) is the service's own doing.
+        if ((err as Error).name !== 'TimeoutError') answeringSince = Date.now();
         continue;
       }
       let parsed: any;
@@ -162,8 +207,7 @@ export class Driver {
         parsed = text;
       }
       if (res.status >= 500 || res.status === 409 || res.status === 429) {
-        got(`${res.status}${parsed?.error?.code ? ` ${parsed.error.code}` : ''}`);
-        lastText = text;
+        trace.add(`${res.status}${parsed?.error?.code ? ` ${parsed.error.code}` : ''}`, sent, text);
       }
       if (res.status === 409 && parsed?.error?.code === 'idempotency_in_progress') {
         this.stats.inProgressRetries++; // the first attempt died holding the claim: wait for its lease
