@@ -2,7 +2,9 @@
 // service has answered for giveUpMs without a final answer: a request parked behind a dead claim
 // spans many lives, and time the service spends dead or starting is no defect of the service (CI
 // gave one up after 120 s of which about 75 were refused connections, stop 51). A service answering
-// `idempotency_in_progress` for ever is still given up, and so is one that never comes back.
+// `idempotency_in_progress` for ever is still given up, and so is one that never comes back. The
+// follow-ups waiting for a payment's state (a refund after its payin completed, a relaunch after the
+// disbursement failed) count time the same way.
 import t from 'tap';
 import http from 'node:http';
 import { Driver, GaveUp } from './helpers/crash/driver.ts';
@@ -41,9 +43,9 @@ class FlakyService {
   }
 }
 
-const driverFor = (port: number, giveUpMs: number) => new Driver({
+const driverFor = (port: number, giveUpMs: number, waitForStateMs?: number) => new Driver({
   url: `http://127.0.0.1:${port}`, apiKey: 'k', apiSecret: 's', rng: seededRng(1), concurrency: 1,
-  inOutage: () => false, inDoubtArmed: () => false, giveUpMs,
+  inOutage: () => false, inDoubtArmed: () => false, giveUpMs, ...(waitForStateMs ? { waitForStateMs } : {}),
 });
 
 t.test('a request whose service keeps dying is answered once it lives, however long that took', async (t) => {
@@ -87,4 +89,28 @@ t.test('a service that never comes back is given up at the hard bound', async (t
   t.ok(err instanceof GaveUp, 'given up');
   t.ok(Date.now() - began >= 1_000, `after five give-ups of wall time (${Date.now() - began} ms)`);
   t.match((err as Error).message, /no answer \(TypeError\) ×\d+/);
+});
+
+t.test('a follow-up waiting for a state counts only the time the service answered', async (t) => {
+  const port = await freePort();
+  let lives = 0;
+  // Each life answers pending three times (about a second of polls), then dies for 800 ms; the
+  // fourth life answers completed.
+  const svc = new FlakyService(port, (n, s) => {
+    if (lives >= 4) return { status: 200, body: JSON.stringify({ status: 'completed' }) };
+    if (n % 3 === 0) setImmediate(() => { s.down(); setTimeout(() => { lives++; void s.up(); }, 800); });
+    return { status: 200, body: JSON.stringify({ status: 'pending' }) };
+  });
+  t.teardown(() => svc.end());
+  await svc.up();
+  const began = Date.now();
+  const missed = await driverFor(port, 10_000, 2_500).waitFor('/payins/p1', (b) => b.status === 'completed');
+  t.equal(missed, undefined, 'it saw the state once the last life answered it');
+  t.ok(Date.now() - began > 2_500, `longer than the wait in wall time (${Date.now() - began} ms)`);
+
+  const stuck = new FlakyService(await freePort(), () => ({ status: 200, body: JSON.stringify({ status: 'pending' }) }));
+  t.teardown(() => stuck.end());
+  await stuck.up();
+  const last = await driverFor(stuck.port, 10_000, 1_000).waitFor('/payins/p2', (b) => b.status === 'completed');
+  t.match(last, /"status":"pending"/, 'a state that never comes is reported with the last body');
 });

@@ -79,6 +79,8 @@ export interface DriverOptions {
   inDoubtArmed: () => boolean;
   /** How long a service answering is retried without a final answer before the driver gives up (a defect: nothing recovers). */
   giveUpMs?: number;
+  /** How long a follow-up waits for its payment's state while the service answers (default 180 s). */
+  waitForStateMs?: number;
   /** A real provider taking part of the payins. */
   provider?: ProviderSide;
 }
@@ -286,15 +288,10 @@ export class Driver {
    */
   private async refundWhenCompleted(payin: Acked, provider?: ProviderSide): Promise<void> {
     const { rng } = this.o;
-    const deadline = Date.now() + 180_000;
-    for (;;) {
-      const r = await this.call('GET', `/payins/${payin.id}`);
-      if (r.status === 200 && r.body.status === 'completed') break;
-      if (Date.now() > deadline) {
-        this.stats.unexpected.push(`payin ${payin.id} never completed, so was not refunded: ${r.text.slice(0, 300)}`);
-        return;
-      }
-      await sleep(300);
+    const missed = await this.waitFor(`/payins/${payin.id}`, (b) => b.status === 'completed');
+    if (missed !== undefined) {
+      this.stats.unexpected.push(`payin ${payin.id} never completed, so was not refunded: ${missed}`);
+      return;
     }
     const plan: Plan = rng.pick(['ok', 'ok', 'ok', 'fail', 'stuck'] as const);
     const ending = plan === 'fail' ? 99 : plan === 'stuck' ? 98 : rng.int(10, 97);
@@ -341,17 +338,28 @@ export class Driver {
 
   /** Waits for the planned disbursement failure, then relaunches to a recipient who gets paid. */
   private async relaunchWhenFailed(p: PlannedPayment, to: Record<string, unknown>): Promise<void> {
-    const deadline = Date.now() + 180_000;
-    for (;;) {
-      const r = await this.call('GET', `/transfers/${p.id}`);
-      if (r.status === 200 && r.body.status === 'failed' && r.body.payout_status === 'failed') break;
-      if (Date.now() > deadline) {
-        this.stats.unexpected.push(`transfer ${p.id} never reached the planned disbursement failure: ${r.text.slice(0, 300)}`);
-        return;
-      }
-      await sleep(300);
+    const missed = await this.waitFor(`/transfers/${p.id}`, (b) => b.status === 'failed' && b.payout_status === 'failed');
+    if (missed !== undefined) {
+      this.stats.unexpected.push(`transfer ${p.id} never reached the planned disbursement failure: ${missed}`);
+      return;
     }
     p.relaunched = await this.create('relaunch', `/transfers/${p.id}/relaunch-payout`, { recipient: to }, 200);
+  }
+
+  /**
+   * Polls `path` until its body is `done`; answers undefined then, or the last body once the service
+   * answered for `waitForStateMs` without it. As in `call`, a poll that met a dead service restarts
+   * that clock: how many lives the kills leave is no measure of the service.
+   */
+  async waitFor(path: string, done: (body: any) => boolean): Promise<string | undefined> {
+    let since = Date.now();
+    for (;;) {
+      const r = await this.call('GET', path);
+      if (r.status === 200 && done(r.body)) return undefined;
+      if (r.tries > 1) since = Date.now();
+      else if (Date.now() - since > (this.o.waitForStateMs ?? 180_000)) return r.text.slice(0, 300);
+      await sleep(300);
+    }
   }
 
   private follow(p: Promise<void>): void {
