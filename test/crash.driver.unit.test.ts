@@ -5,7 +5,7 @@
 // `idempotency_in_progress` for ever is still given up, and so is one that never comes back. The
 // follow-ups waiting for a payment's state (a refund after its payin completed, a relaunch after the
 // disbursement failed) count time the same way.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import http from 'node:http';
 import { Driver, GaveUp } from './helpers/crash/driver.ts';
 import { seededRng } from './helpers/crash/rng.ts';
@@ -19,7 +19,7 @@ class FlakyService {
   private ended = false;
   requests = 0;
 
-  constructor(readonly port: number, private readonly answer: (n: number, svc: FlakyService) => { status: number; body: string }) {}
+  constructor(readonly port: number, private readonly answer: (n: number, svc: FlakyService) => Reply) {}
 
   async up(): Promise<void> {
     if (this.ended) return; // a life due after the test ended never starts
@@ -43,25 +43,35 @@ class FlakyService {
   }
 }
 
+type Reply = { status: number; body: string };
+
+/**
+ * A service that answers `meanwhile` to `perLife` requests, then dies for 800 ms and comes back, four
+ * times over; from its fifth life on it answers `last`.
+ */
+async function dyingFourTimes(t: Test, perLife: number, meanwhile: Reply, last: Reply): Promise<FlakyService> {
+  let lives = 0;
+  const svc = new FlakyService(await freePort(), (n, s) => {
+    if (lives >= 4) return last;
+    if (n % perLife === 0) setImmediate(() => { s.down(); setTimeout(() => { lives++; void s.up(); }, 800); });
+    return meanwhile;
+  });
+  t.teardown(() => svc.end());
+  await svc.up();
+  return svc;
+}
+
 const driverFor = (port: number, giveUpMs: number, waitForStateMs?: number) => new Driver({
   url: `http://127.0.0.1:${port}`, apiKey: 'k', apiSecret: 's', rng: seededRng(1), concurrency: 1,
   inOutage: () => false, inDoubtArmed: () => false, giveUpMs, ...(waitForStateMs ? { waitForStateMs } : {}),
 });
 
 t.test('a request whose service keeps dying is answered once it lives, however long that took', async (t) => {
-  const port = await freePort();
-  let lives = 0;
-  // Each life answers in progress twice (about a second of the driver's retries), then dies for
-  // 800 ms; the fourth life answers 201. Wall time is twice the give-up, no life half of it.
-  const svc = new FlakyService(port, (n, s) => {
-    if (lives >= 4) return { status: 201, body: JSON.stringify({ id: 'p1' }) };
-    if (n % 2 === 0) setImmediate(() => { s.down(); setTimeout(() => { lives++; void s.up(); }, 800); });
-    return { status: 409, body: inProgress };
-  });
-  t.teardown(() => svc.end());
-  await svc.up();
+  // Each life answers in progress twice (about a second of the driver's retries): wall time is
+  // twice the give-up, no life half of it.
+  const svc = await dyingFourTimes(t, 2, { status: 409, body: inProgress }, { status: 201, body: JSON.stringify({ id: 'p1' }) });
   const began = Date.now();
-  const answer = await driverFor(port, 2_500).call('POST', '/payouts', {}, 'key-1');
+  const answer = await driverFor(svc.port, 2_500).call('POST', '/payouts', {}, 'key-1');
   t.equal(answer.status, 201, 'answered with what the last life said');
   t.equal(answer.body.id, 'p1');
   t.ok(Date.now() - began > 2_500, `it took longer than the give-up in wall time (${Date.now() - began} ms)`);
@@ -92,19 +102,10 @@ t.test('a service that never comes back is given up at the hard bound', async (t
 });
 
 t.test('a follow-up waiting for a state counts only the time the service answered', async (t) => {
-  const port = await freePort();
-  let lives = 0;
-  // Each life answers pending three times (about a second of polls), then dies for 800 ms; the
-  // fourth life answers completed.
-  const svc = new FlakyService(port, (n, s) => {
-    if (lives >= 4) return { status: 200, body: JSON.stringify({ status: 'completed' }) };
-    if (n % 3 === 0) setImmediate(() => { s.down(); setTimeout(() => { lives++; void s.up(); }, 800); });
-    return { status: 200, body: JSON.stringify({ status: 'pending' }) };
-  });
-  t.teardown(() => svc.end());
-  await svc.up();
+  // Each life answers pending three times (about a second of polls).
+  const svc = await dyingFourTimes(t, 3, { status: 200, body: JSON.stringify({ status: 'pending' }) }, { status: 200, body: JSON.stringify({ status: 'completed' }) });
   const began = Date.now();
-  const missed = await driverFor(port, 10_000, 2_500).waitFor('/payins/p1', (b) => b.status === 'completed');
+  const missed = await driverFor(svc.port, 10_000, 2_500).waitFor('/payins/p1', (b) => b.status === 'completed');
   t.equal(missed, undefined, 'it saw the state once the last life answered it');
   t.ok(Date.now() - began > 2_500, `longer than the wait in wall time (${Date.now() - began} ms)`);
 
