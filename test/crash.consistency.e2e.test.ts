@@ -272,6 +272,7 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
     mtn.releaseAll();
   } catch (err) {
     t.fail(`${(err as Error).stack}\n${svc.log().slice(-8000)}`);
+    driver.abandon();
     await driver.drain().catch(() => undefined);
     return;
   }

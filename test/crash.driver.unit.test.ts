@@ -115,3 +115,14 @@ t.test('a follow-up waiting for a state counts only the time the service answere
   const last = await driverFor(stuck.port, 10_000, 1_000).waitFor('/payins/p2', (b) => b.status === 'completed');
   t.match(last, /"status":"pending"/, 'a state that never comes is reported with the last body');
 });
+
+t.test('a failed run abandons its requests: they give up at their next try', async (t) => {
+  const driver = driverFor(await freePort(), 60_000); // nothing listens: it would retry for minutes
+  const began = Date.now();
+  const pending = driver.call('POST', '/payouts', {}, 'key-3').then(() => undefined, (e: unknown) => e);
+  setTimeout(() => driver.abandon(), 300);
+  const err = await pending;
+  t.ok(err instanceof GaveUp, 'given up');
+  t.match((err as Error).message, /abandoned, the run has failed/);
+  t.ok(Date.now() - began < 5_000, `at once, not at the give-up (${Date.now() - began} ms)`);
+});

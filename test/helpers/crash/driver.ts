@@ -150,6 +150,8 @@ export class Driver {
   /** The customers the load pays for (created by createCustomers; CI only with a provider side). */
   readonly customers = { CM: '', SN: '', CI: '' };
   private stopping = false;
+  /** Set by abandon(): the run has failed, and no request waits for the service any more. */
+  private abandoned = false;
   private loops: Promise<void>[] = [];
   private followUps = new Set<Promise<void>>();
   private keyCounter = 0;
@@ -182,6 +184,7 @@ export class Driver {
     const trace = new AttemptTrace(began);
     for (let tries = 1; ; tries++) {
       const now = Date.now();
+      if (this.abandoned) throw new GaveUp(`${method} ${path} (key ${idemKey ?? '-'}): abandoned, the run has failed`);
       if (now - answeringSince > giveUpMs || now - began > HARD_GIVE_UP_FACTOR * giveUpMs) {
         throw new GaveUp(`${method} ${path} (key ${idemKey ?? '-'}) got no answer in ${giveUpMs} ms of a service answering (${now - began} ms in all; ${trace.summary()})`);
       }
@@ -397,6 +400,14 @@ export class Driver {
         }
       })());
     }
+  }
+
+  /**
+   * The run failed (the service would not start again): every request gives up at its next try, so
+   * that drain() ends at once instead of at the hard bound, past the test's own time-out.
+   */
+  abandon(): void {
+    this.abandoned = true;
   }
 
   /** Stops starting operations; resolves once every operation and relaunch in flight has finished. */
