@@ -185,7 +185,7 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
   await admin('PUT', `/admin/merchants/${merchant.id}/routing`, { corridors: ['CM-SN-XAF-XOF'] });
   await admin('PUT', `/admin/operators/${mtn.operator.code}/routing`, { providers: [mtn.name] });
   for (let i = 0; i < TOP_UP_XOF; i++) await admin('POST', `/admin/merchants/${merchant.id}/wallets/XOF/top-ups`, { amount: '1000000' });
-  const driver = new Driver({ url: svc.url, apiKey: key.api_key, apiSecret: key.api_secret, rng, concurrency: CONCURRENCY, inOutage, inDoubtArmed, provider: mtn });
+  const driver = new Driver({ url: svc.url, apiKey: key.api_key, apiSecret: key.api_secret, rng, concurrency: CONCURRENCY, inOutage, inDoubtArmed, lifeReadyAt: () => svc.newestReadyAt(), provider: mtn });
   await driver.createCustomers();
   driver.start();
 
@@ -335,6 +335,7 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
   t.ok(svc.starts - 1 >= KILLS, `at least ${KILLS} kills (${svc.starts - 1})`);
   t.ok(kills['after-append'] > 0 && kills['during-webhook-delivery'] > 0, 'kills landed between append and projection and during webhook delivery');
   t.ok(kills['append-in-doubt'] > 0 && driver.stats.inDoubt503 > 0, 'a commit in doubt was answered 503, and its retry answered what committed (no unexpected answer, no orphan)');
+  t.same(svc.exitedByThemselves(), [], 'no life of the service ended by itself');
   t.same(driver.stats.unexpected, [], 'no unexpected answer (no 5xx outside a database outage, no refusal of a valid request)');
   // The service's own account of it (warnings and errors of its last lines), for the run's output.
   if (driver.stats.unexpected.length > 0) t.comment(svc.log().split('\n').filter((l) => /"level":(40|50|60)/.test(l)).slice(-40).join('\n'));

@@ -77,8 +77,15 @@ export interface DriverOptions {
   inOutage: () => boolean;
   /** True while the running life may tell a committed append's caller that its commit is in doubt (503). */
   inDoubtArmed: () => boolean;
-  /** How long a service answering is retried without a final answer before the driver gives up (a defect: nothing recovers). */
+  /**
+   * When the newest life of the service became ready (epoch ms), or undefined while it is starting;
+   * a life that died by itself keeps its instant. The driver's clocks count from it (see `call`).
+   */
+  lifeReadyAt: () => number | undefined;
+  /** How long a request is retried in one ready life without a final answer before the driver gives up (a defect: nothing recovers). */
   giveUpMs?: number;
+  /** How long one HTTP attempt may take before the driver drops it and tries again (default 20 s). */
+  requestTimeoutMs?: number;
   /** How long a follow-up waits for its payment's state while the service answers (default 180 s). */
   waitForStateMs?: number;
   /** A real provider taking part of the payins. */
@@ -92,43 +99,48 @@ const MAX_PARKED = 16;
 /** The running operation's "my key is held by a dead claim" hook (each merchant loop runs its own). */
 const blockedHook = new AsyncLocalStorage<() => void>();
 
-/** However often the service dies, a request is given up this many giveUpMs after its first try. */
-const HARD_GIVE_UP_FACTOR = 5;
-
 export class GaveUp extends Error {}
 
 /**
- * What a request met instead of an answer: each kind counted with the time its attempts took, and
- * the attempts in order as runs of one kind (from when, how many, the longest), so that a request
- * given up says whether it waited on a dead service, a held claim or an answer that never came.
+ * What a request met instead of an answer: each kind counted, and the attempts in order as runs of
+ * one kind (from when to when, how many), so that a request given up says whether it waited on a
+ * dead service, a held claim or an answer that never came.
  */
 class AttemptTrace {
-  private readonly kinds = new Map<string, { n: number; ms: number }>();
-  private readonly runs: Array<{ what: string; at: number; n: number; longest: number }> = [];
+  private static readonly RUNS_KEPT = 40;
+  private readonly kinds = new Map<string, number>();
+  private readonly runs: Array<{ what: string; from: number; to: number; n: number }> = [];
+  private runsLeftOut = 0;
   private lastBody = '';
 
   constructor(private readonly began: number) {}
 
   add(what: string, sent: number, body?: string): void {
-    const took = Date.now() - sent;
-    const k = this.kinds.get(what) ?? { n: 0, ms: 0 };
-    this.kinds.set(what, { n: k.n + 1, ms: k.ms + took });
+    this.kinds.set(what, (this.kinds.get(what) ?? 0) + 1);
     const run = this.runs.at(-1);
+    const to = Date.now() - this.began;
     if (run?.what === what) {
       run.n++;
-      run.longest = Math.max(run.longest, took);
+      run.to = to;
     } else {
-      this.runs.push({ what, at: sent - this.began, n: 1, longest: took });
-      if (this.runs.length > 40) this.runs.shift();
+      this.runs.push({ what, from: sent - this.began, to, n: 1 });
+      if (this.runs.length > AttemptTrace.RUNS_KEPT) { this.runs.shift(); this.runsLeftOut++; }
     }
     if (body !== undefined) this.lastBody = body;
   }
 
   summary(): string {
-    const kinds = [...this.kinds].map(([what, k]) => `${what} ×${k.n} in ${(k.ms / 1000).toFixed(1)} s`).join(', ');
-    const runs = this.runs.map((r) => `+${(r.at / 1000).toFixed(1)}s ${r.what} ×${r.n} (longest ${r.longest} ms)`).join(', ');
-    return `instead: ${kinds}; in order: ${runs}; last body: ${this.lastBody.slice(0, 200)}`;
+    const s = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+    const kinds = [...this.kinds].map(([what, n]) => `${what} ×${n}`).join(', ');
+    const runs = this.runs.map((r) => `${s(r.from)}-${s(r.to)} ${r.what} ×${r.n}`).join(', ');
+    return `instead: ${kinds}; in order${this.runsLeftOut ? ` (the first ${this.runsLeftOut} runs left out)` : ''}: ${runs}; last body: ${this.lastBody.slice(0, 200)}`;
   }
+}
+
+/** What a failed fetch says: its error and, when there is one, the socket's code (refused, reset). */
+function noAnswer(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown } }).cause?.code;
+  return `no answer (${(err as Error).name}${typeof cause === 'string' ? ` ${cause}` : ''})`;
 }
 
 interface Answer { status: number; body: any; text: string; tries: number }
@@ -165,28 +177,34 @@ export class Driver {
   }
 
   /**
+   * How long the service's newest life has been ready, counted from `since` if that is later (0 while
+   * it starts). Only this counts toward giving up: a request parked behind a dead claim spans many
+   * lives, and on a loaded machine most of its wall time is lives starting (CI gave up on one after
+   * 373 refused connections in 120 s). A life that answers in progress for ever, hangs, drops
+   * connections or dies by itself (nothing starts another) still runs the clock.
+   */
+  private inThisLife(since: number): number {
+    const ready = this.o.lifeReadyAt();
+    return ready === undefined ? 0 : Date.now() - Math.max(since, ready);
+  }
+
+  /**
    * One request, retried with the same Idempotency-Key until the service gives a real answer.
    * `onBlocked` is told when the key is held by a claim whose process died (it frees after its lease).
    */
   async call(method: string, path: string, body?: unknown, idemKey?: string, onBlocked?: () => void): Promise<Answer> {
     const giveUpMs = this.o.giveUpMs ?? 120_000;
     const began = Date.now();
-    // Only time the service answers counts toward giving up: a request parked behind a dead claim
-    // may span many lives, and on a loaded machine most of its wall time is lives starting (CI
-    // gave up on one after 373 refused connections in 120 s). The clock restarts whenever the
-    // service was not there to answer (refused, or the connection dropped by a kill), so what gives up is a service up for giveUpMs without a final answer
-    // (the last life, with no more kills, included); the hard bound ends a service that never returns.
-    let answeringSince = began;
     const headers: Record<string, string> = { 'x-api-key': this.o.apiKey, 'x-api-secret': this.o.apiSecret };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (idemKey) headers['idempotency-key'] = idemKey;
     // What came instead of an answer, so that giving up says why (CI shows a failure's own lines).
     const trace = new AttemptTrace(began);
     for (let tries = 1; ; tries++) {
-      const now = Date.now();
       if (this.abandoned) throw new GaveUp(`${method} ${path} (key ${idemKey ?? '-'}): abandoned, the run has failed`);
-      if (now - answeringSince > giveUpMs || now - began > HARD_GIVE_UP_FACTOR * giveUpMs) {
-        throw new GaveUp(`${method} ${path} (key ${idemKey ?? '-'}) got no answer in ${giveUpMs} ms of a service answering (${now - began} ms in all; ${trace.summary()})`);
+      const inLife = this.inThisLife(began);
+      if (inLife > giveUpMs) {
+        throw new GaveUp(`${method} ${path} (key ${idemKey ?? '-'}) got no final answer in ${inLife} ms of the service's life (${Date.now() - began} ms in all; ${trace.summary()})`);
       }
       this.stats.httpRequests++;
       const sent = Date.now();
@@ -194,15 +212,13 @@ export class Driver {
       let text: string;
       try {
         res = await fetch(this.o.url + path, {
-          method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+          method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(this.o.requestTimeoutMs ?? REQUEST_TIMEOUT_MS),
         });
         text = await res.text();
       } catch (err) {
         this.stats.networkErrors++; // the service is down (or died while answering): same key again
-        trace.add(`no answer (${(err as Error).name})`, sent);
+        trace.add(noAnswer(err), sent);
         await sleep(200);
-        // A request the service took and never answered (our time-out) is the service's own doing.
-        if ((err as Error).name !== 'TimeoutError') answeringSince = Date.now();
         continue;
       }
       let parsed: any;
@@ -351,16 +367,14 @@ export class Driver {
 
   /**
    * Polls `path` until its body is `done`; answers undefined then, or the last body once the service
-   * answered for `waitForStateMs` without it. As in `call`, a poll that met a dead service restarts
-   * that clock: how many lives the kills leave is no measure of the service.
+   * has been ready for `waitForStateMs` without it (as `call` counts: within the newest life).
    */
   async waitFor(path: string, done: (body: any) => boolean): Promise<string | undefined> {
-    let since = Date.now();
+    const since = Date.now();
     for (;;) {
       const r = await this.call('GET', path);
       if (r.status === 200 && done(r.body)) return undefined;
-      if (r.tries > 1) since = Date.now();
-      else if (Date.now() - since > (this.o.waitForStateMs ?? 180_000)) return r.text.slice(0, 300);
+      if (this.inThisLife(since) > (this.o.waitForStateMs ?? 180_000)) return r.text.slice(0, 300);
       await sleep(300);
     }
   }
@@ -403,8 +417,8 @@ export class Driver {
   }
 
   /**
-   * The run failed (the service would not start again): every request gives up at its next try, so
-   * that drain() ends at once instead of at the hard bound, past the test's own time-out.
+   * The run failed (a life would not start, a step of the plan threw): every request gives up at its
+   * next try, so that drain() ends at once instead of retrying a service that may never be ready.
    */
   abandon(): void {
     this.abandoned = true;

@@ -18,6 +18,10 @@ export interface Life {
   killedByTest: boolean;
   /** From spawn to /readyz 200 (undefined: it died first). */
   readyMs: number | undefined;
+  /** When /readyz first answered 200 (epoch ms). */
+  readyAt: number | undefined;
+  /** The test ends it with SIGTERM (stop). */
+  stopping: boolean;
 }
 
 const root = path.resolve(import.meta.dirname, '../../..');
@@ -42,6 +46,20 @@ export class ChildService {
 
   get starts(): number {
     return this.lives.length;
+  }
+
+  /** When the newest life became ready; undefined while it starts (or if it died before). */
+  newestReadyAt(): number | undefined {
+    return this.lives.at(-1)?.readyAt;
+  }
+
+  /**
+   * The lives that ended by themselves: neither killed nor stopped by the test, nor at their armed
+   * crash point (a process that exits on its own is a defect, whatever the load recovers from).
+   */
+  exitedByThemselves(): string[] {
+    return this.lives.filter((l) => !l.killedByTest && !l.stopping && !l.crashPointHit && (l.child.exitCode !== null || l.child.signalCode !== null))
+      .map((l) => `life ${l.n} exited by itself (${l.child.exitCode ?? l.child.signalCode})`);
   }
 
   /** Start-to-ready times of every life that got ready. */
@@ -74,7 +92,7 @@ export class ChildService {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const life: Life = {
-      n: this.lives.length + 1, crashAt, child, crashPointHit: undefined, killedByTest: false, readyMs: undefined,
+      n: this.lives.length + 1, crashAt, child, crashPointHit: undefined, killedByTest: false, readyMs: undefined, readyAt: undefined, stopping: false,
       exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
     };
     this.lives.push(life);
@@ -86,7 +104,8 @@ export class ChildService {
     for (;;) {
       const r = await request(this.url, 'GET', '/readyz').catch(() => undefined);
       if (r?.status === 200) {
-        life.readyMs = Date.now() - spawned;
+        life.readyAt = Date.now();
+        life.readyMs = life.readyAt - spawned;
         return life;
       }
       if (child.exitCode !== null || child.signalCode !== null) {
@@ -112,6 +131,7 @@ export class ChildService {
   async stop(): Promise<void> {
     const life = this.current;
     if (!life) return;
+    life.stopping = true;
     life.child.kill('SIGTERM');
     const timer = setTimeout(() => life.child.kill('SIGKILL'), 25_000);
     await life.exited;
