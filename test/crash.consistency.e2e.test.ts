@@ -89,7 +89,7 @@ function plan(rng: Rng, kills: number, postgres: boolean): Step[] {
   // The first life does the set-up unarmed and ends at random.
   steps.unshift({ kind: 'timer', delayMs: rng.int(1_000, 4_000) });
   if (postgres) {
-    // Unarmed lives: whatever ends them during the database restart is the restart's doing.
+    // Unarmed lives: the restart under the running service must not end it (a life that ends by itself fails the run).
     steps.splice(Math.floor(steps.length / 3), 0, { kind: 'timer', delayMs: rng.int(1_000, 3_000), pgLive: true });
     const withService: Step = { kind: 'timer', delayMs: rng.int(1_000, 4_000), pgWithService: true };
     steps.splice(Math.floor((2 * steps.length) / 3), 0, withService);
@@ -269,6 +269,8 @@ async function scenario(t: Test, mode: 'embedded' | 'postgres'): Promise<void> {
     }
     // The last life runs unarmed: the load stops, everything in flight is answered and settles.
     await driver.drain();
+    // The last life must outlive the load: the checks below would otherwise each wait out a give-up.
+    if (!svc.current) throw new Error(`the last life ended during the load: ${svc.exitedByThemselves().join('; ')}`);
     mtn.releaseAll();
   } catch (err) {
     t.fail(`${(err as Error).stack}\n${svc.log().slice(-8000)}`);

@@ -86,7 +86,7 @@ export interface DriverOptions {
   giveUpMs?: number;
   /** How long one HTTP attempt may take before the driver drops it and tries again (default 20 s). */
   requestTimeoutMs?: number;
-  /** How long a follow-up waits for its payment's state while the service answers (default 180 s). */
+  /** How long a follow-up waits for its payment's state while the newest life has been ready (default 180 s). */
   waitForStateMs?: number;
   /** A real provider taking part of the payins. */
   provider?: ProviderSide;
@@ -216,7 +216,7 @@ export class Driver {
         });
         text = await res.text();
       } catch (err) {
-        this.stats.networkErrors++; // the service is down (or died while answering): same key again
+        this.stats.networkErrors++; // the service is down, died while answering, or took our time-out: same key again
         trace.add(noAnswer(err), sent);
         await sleep(200);
         continue;

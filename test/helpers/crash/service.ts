@@ -24,6 +24,10 @@ export interface Life {
   stopping: boolean;
 }
 
+const exited = (l: Life) => l.child.exitCode !== null || l.child.signalCode !== null;
+/** Killed or stopped by the test, or at its armed crash point (the in-doubt point ends no process). */
+const endedOnPurpose = (l: Life) => l.killedByTest || l.stopping || (l.crashPointHit !== undefined && !l.crashPointHit.startsWith('append-in-doubt'));
+
 const root = path.resolve(import.meta.dirname, '../../..');
 const LOG_LINES_KEPT = 400;
 
@@ -48,17 +52,18 @@ export class ChildService {
     return this.lives.length;
   }
 
-  /** When the newest life became ready; undefined while it starts (or if it died before). */
+  /**
+   * When the newest life became ready; undefined while it starts, once it was ended on purpose (a
+   * new one is about to start) or if it never got ready. A life that died by itself keeps it.
+   */
   newestReadyAt(): number | undefined {
-    return this.lives.at(-1)?.readyAt;
+    const l = this.lives.at(-1);
+    return l && !(exited(l) && endedOnPurpose(l)) ? l.readyAt : undefined;
   }
 
-  /**
-   * The lives that ended by themselves: neither killed nor stopped by the test, nor at their armed
-   * crash point (a process that exits on its own is a defect, whatever the load recovers from).
-   */
+  /** The lives that ended by themselves (a process that exits on its own is a defect, whatever the load recovers from). */
   exitedByThemselves(): string[] {
-    return this.lives.filter((l) => !l.killedByTest && !l.stopping && !l.crashPointHit && (l.child.exitCode !== null || l.child.signalCode !== null))
+    return this.lives.filter((l) => exited(l) && !endedOnPurpose(l))
       .map((l) => `life ${l.n} exited by itself (${l.child.exitCode ?? l.child.signalCode})`);
   }
 
