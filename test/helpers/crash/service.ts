@@ -45,7 +45,7 @@ export class ChildService {
 
   get current(): Life | undefined {
     const l = this.lives[this.lives.length - 1];
-    return l && l.child.exitCode === null && l.child.signalCode === null ? l : undefined;
+    return l && !exited(l) ? l : undefined;
   }
 
   get starts(): number {
@@ -113,7 +113,7 @@ export class ChildService {
         life.readyMs = life.readyAt - spawned;
         return life;
       }
-      if (child.exitCode !== null || child.signalCode !== null) {
+      if (exited(life)) {
         // An armed crash point may fire while the service recovers, before it is ready: a life too.
         if (life.crashPointHit) return life;
         throw new Error(`the service exited while starting (${child.exitCode ?? child.signalCode}):\n${this.log()}`);
