@@ -45,9 +45,18 @@ interface Kind {
   pollAgain: boolean;
 }
 
-interface NewJob { kind: string; key: string; payload: string; dueAt: Date; createdAt: Date }
+/** `payload` is JSON text, serialised when the job was scheduled (a caller may reuse its object after). */
+interface NewJob { kind: string; key: string; payload: string | undefined; dueAt: Date; createdAt: Date }
 
-/** Inserts jobs; an existing (kind, key) is left alone, or with `replace` moved to the new time and payload. */
+/** A job as insertJobs' document holds it: its payload's JSON text in place, not escaped into a string. */
+const jobDocument = (j: NewJob) =>
+  `{"kind":${JSON.stringify(j.kind)},"key":${JSON.stringify(j.key)},"payload":${j.payload ?? 'null'},"due_at":"${j.dueAt.toISOString()}","created_at":"${j.createdAt.toISOString()}"}`;
+
+/**
+ * Inserts jobs; an existing (kind, key) is left alone, or with `replace` moved to the new time and
+ * payload. The jobs travel as one JSON document, payloads inside it: as a `jsonb[]` of payload texts,
+ * node-postgres copied each payload twice more to escape it for the array literal (PROFILE §32).
+ */
 async function insertJobs(q: Knex | Knex.Transaction, jobs: NewJob[], replace: boolean): Promise<void> {
   // A (kind, key) twice in one statement: the later call's job, as if it had run after the other.
   const unique = [...new Map(jobs.map((j) => [`${j.kind}\u0000${j.key}`, j])).values()];
@@ -57,9 +66,9 @@ async function insertJobs(q: Knex | Knex.Transaction, jobs: NewJob[], replace: b
     : 'DO NOTHING';
   await q.raw(
     `INSERT INTO jobs (kind, key, payload, due_at, created_at)
-     SELECT * FROM unnest(?::text[], ?::text[], ?::jsonb[], ?::timestamptz[], ?::timestamptz[])
+     SELECT * FROM json_to_recordset(?::json) AS x(kind text, key text, payload jsonb, due_at timestamptz, created_at timestamptz)
      ON CONFLICT (kind, key) ${conflict}`,
-    [rows.map((j) => j.kind), rows.map((j) => j.key), rows.map((j) => j.payload), rows.map((j) => j.dueAt.toISOString()), rows.map((j) => j.createdAt.toISOString())],
+    [`[${rows.map(jobDocument).join(',')}]`],
   );
 }
 

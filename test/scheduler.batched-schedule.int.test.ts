@@ -44,3 +44,34 @@ t.test('scheduled together: one INSERT; first wins, or last with replace; a tran
     ['other', 'a', 4, at(40).toISOString()],
   ]);
 });
+
+t.test('jobs go as one JSON document: payloads with quotes, backslashes and any character kept; a payload changed after scheduling is not', async (t) => {
+  const tdb = await testDatabase();
+  t.teardown(() => tdb.teardown());
+  const knex = tdb.db.knex;
+  const clock = new ManualClock(new Date('2026-11-24T20:00:00.000Z'));
+  const s = new Scheduler(knex, clock, log);
+  const bindings: unknown[][] = [];
+  const onQuery = (q: { sql: string; bindings?: unknown[] }) => { if (/^INSERT INTO jobs/.test(q.sql.trim())) bindings.push(q.bindings ?? []); };
+  knex.on('query', onQuery);
+  t.teardown(() => { knex.off('query', onQuery); });
+  const payloads = [
+    { reference: 'a "quoted" \\ reference', nested: { z: [1, null, 'é 🇸🇳'], a: 'line\nbreak' } },
+    { plain: true },
+  ];
+  const mutated = { n: 1 };
+  const due = new Date('2026-11-24T20:00:10.123Z');
+  await Promise.all([
+    s.schedule('k', 'key "with" quotes \\', payloads[0], due),
+    s.schedule('k', 'plain', payloads[1], due, { replace: true }),
+    (async () => { const p = s.schedule('k', 'mutated', mutated, due); mutated.n = 2; await p; })(),
+  ]);
+  t.same(bindings.map((b) => b.length), [1, 1], 'each INSERT (plain, replacing) carries its jobs as one parameter');
+  const rows = await knex('jobs').orderBy('key').select('key', 'payload', 'due_at', 'created_at');
+  t.same(rows.map((r: { key: string; payload: unknown; due_at: Date | string; created_at: Date | string }) =>
+    [r.key, r.payload, new Date(r.due_at).toISOString(), new Date(r.created_at).toISOString()]), [
+    ['key "with" quotes \\', payloads[0], due.toISOString(), clock.now().toISOString()],
+    ['mutated', { n: 1 }, due.toISOString(), clock.now().toISOString()],
+    ['plain', payloads[1], due.toISOString(), clock.now().toISOString()],
+  ]);
+});
