@@ -247,16 +247,17 @@ export class IdempotencyStore {
   }
 
   /**
-   * Outcomes in one statement, each fenced by its claim's token. They travel as one JSON document,
-   * each body inside it as it is stored (the `json` column keeps the text as written): as a `text[]`
-   * of bodies, node-postgres copied every body twice more to escape its quotes for the array
-   * literal, about a tenth of what a create allocated (bench/PROFILE.md §32).
+   * Outcomes in one statement, each fenced by its claim's token. They travel as one JSON document:
+   * as a `text[]` of bodies, node-postgres copied every body twice more to escape its quotes for the
+   * array literal, about a tenth of what a create allocated (bench/PROFILE.md §32). Each body is in
+   * it as a string (its JSON text), cast back to `json`: a body's own strings are then never decoded
+   * by PostgreSQL's JSON parser, which refuses `\u0000` and a lone surrogate that `json` stores.
    */
   private async completeAll(items: Outcome[]): Promise<boolean[]> {
-    const outcomes = items.map((o) => ({ m: o.claim.merchantId, k: o.claim.key, t: o.claim.token, s: o.status, b: o.body }));
+    const outcomes = items.map((o) => ({ m: o.claim.merchantId, k: o.claim.key, t: o.claim.token, s: o.status, b: JSON.stringify(o.body) }));
     const r = await this.knex.raw<{ rows: Array<{ claim_token: string }> }>(
-      `UPDATE idempotency_keys k SET state = 'completed', response_status = x.s, response_body = x.b, claim_token = NULL
-       FROM json_to_recordset(?::json) AS x(m uuid, k text, t uuid, s int, b json)
+      `UPDATE idempotency_keys k SET state = 'completed', response_status = x.s, response_body = x.b::json, claim_token = NULL
+       FROM json_to_recordset(?::json) AS x(m uuid, k text, t uuid, s int, b text)
        WHERE k.merchant_id = x.m AND k.key = x.k AND k.claim_token = x.t AND k.state = 'in_progress'
        RETURNING x.t AS claim_token`,
       [JSON.stringify(outcomes)],

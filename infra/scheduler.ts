@@ -48,14 +48,17 @@ interface Kind {
 /** `payload` is JSON text, serialised when the job was scheduled (a caller may reuse its object after). */
 interface NewJob { kind: string; key: string; payload: string | undefined; dueAt: Date; createdAt: Date }
 
-/** A job as insertJobs' document holds it: its payload's JSON text in place, not escaped into a string. */
-const jobDocument = (j: NewJob) =>
-  `{"kind":${JSON.stringify(j.kind)},"key":${JSON.stringify(j.key)},"payload":${j.payload ?? 'null'},"due_at":"${j.dueAt.toISOString()}","created_at":"${j.createdAt.toISOString()}"}`;
+/**
+ * A job as insertJobs' document holds it. The payload goes as a string (its JSON text), cast back to
+ * `jsonb`, as it went before: PostgreSQL's JSON parser reads a string inside a document as text (a
+ * `null` payload stays jsonb `null`, not SQL NULL) and never decodes the payload's own strings here.
+ */
+const jobDocument = (j: NewJob) => JSON.stringify({ kind: j.kind, key: j.key, payload: j.payload, due_at: j.dueAt, created_at: j.createdAt });
 
 /**
  * Inserts jobs; an existing (kind, key) is left alone, or with `replace` moved to the new time and
- * payload. The jobs travel as one JSON document, payloads inside it: as a `jsonb[]` of payload texts,
- * node-postgres copied each payload twice more to escape it for the array literal (PROFILE §32).
+ * payload. The jobs travel as one JSON document: as a `jsonb[]` of payload texts, node-postgres
+ * copied each payload twice more to escape it for the array literal (PROFILE §32).
  */
 async function insertJobs(q: Knex | Knex.Transaction, jobs: NewJob[], replace: boolean): Promise<void> {
   // A (kind, key) twice in one statement: the later call's job, as if it had run after the other.
@@ -66,7 +69,8 @@ async function insertJobs(q: Knex | Knex.Transaction, jobs: NewJob[], replace: b
     : 'DO NOTHING';
   await q.raw(
     `INSERT INTO jobs (kind, key, payload, due_at, created_at)
-     SELECT * FROM json_to_recordset(?::json) AS x(kind text, key text, payload jsonb, due_at timestamptz, created_at timestamptz)
+     SELECT x.kind, x.key, x.payload::jsonb, x.due_at, x.created_at
+       FROM json_to_recordset(?::json) AS x(kind text, key text, payload text, due_at timestamptz, created_at timestamptz)
      ON CONFLICT (kind, key) ${conflict}`,
     [`[${rows.map(jobDocument).join(',')}]`],
   );

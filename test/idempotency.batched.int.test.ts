@@ -42,7 +42,7 @@ t.test('50 new keys at once: one INSERT, one UPDATE; every outcome stored; a dup
   await t.rejects(store.claim(merchant, 'k-3', 'POST', '/things', 'other'), { code: 'idempotency_conflict' });
 });
 
-t.test('outcomes travel as one JSON document and are stored as sent: every character, key order, null and string bodies', async (t) => {
+t.test('outcomes travel as one JSON document and are stored as sent: every character (NUL, a lone surrogate), key order, null and string bodies', async (t) => {
   const tdb = await testDatabase();
   t.teardown(() => tdb.teardown());
   const store = new IdempotencyStore(tdb.db.knex, systemClock);
@@ -52,6 +52,7 @@ t.test('outcomes travel as one JSON document and are stored as sent: every chara
     { error: { code: 'insufficient_funds', message: 'He said "no"', details: [] } },
     'a bare string with "quotes"',
     null,
+    { nul: 'a\u0000b', lone: 'x\ud800y', seps: '\u2028\u2029' },
   ];
   const updates: Array<{ bindings: unknown[] }> = [];
   const on = (q: { sql: string; bindings?: unknown[] }) => { if (q.sql.trim().startsWith('UPDATE idempotency_keys')) updates.push({ bindings: q.bindings ?? [] }); };
@@ -64,8 +65,8 @@ t.test('outcomes travel as one JSON document and are stored as sent: every chara
   t.equal(updates[0]!.bindings.length, 1, 'its outcomes as one parameter (no text[] array whose bodies node-postgres escapes one by one)');
   const rows = await tdb.db.knex.raw<{ rows: Array<{ key: string; response_status: number; text: string | null }> }>(
     'SELECT key, response_status, response_body::text AS text FROM idempotency_keys WHERE merchant_id = ? ORDER BY key', [merchant]);
-  t.same(rows.rows.map((r) => [r.response_status, r.text]), bodies.map((b, i) => [200 + i, b === null ? null : JSON.stringify(b)]),
-    'each body stored as the text JSON.stringify gave it (key order and escapes kept; a null body as NULL, replayed as null)');
+  t.same(rows.rows.map((r) => [r.response_status, r.text]), bodies.map((b, i) => [200 + i, JSON.stringify(b)]),
+    'each body stored as the text JSON.stringify gave it (key order and escapes kept, NUL and a lone surrogate included)');
   const replays = await Promise.all(bodies.map((_, i) => store.claim(merchant, `doc-${i}`, 'POST', '/things', 'h')));
   t.same(replays.map((r) => (r.kind === 'replay' ? [r.status, r.body] : undefined)), bodies.map((b, i) => [200 + i, b]), 'each key replays its own outcome');
 });

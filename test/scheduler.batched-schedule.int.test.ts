@@ -45,7 +45,7 @@ t.test('scheduled together: one INSERT; first wins, or last with replace; a tran
   ]);
 });
 
-t.test('jobs go as one JSON document: payloads with quotes, backslashes and any character kept; a payload changed after scheduling is not', async (t) => {
+t.test('jobs go as one JSON document: payloads with quotes, backslashes and any character kept, a null payload as JSON null; a payload changed after scheduling is not', async (t) => {
   const tdb = await testDatabase();
   t.teardown(() => tdb.teardown());
   const knex = tdb.db.knex;
@@ -58,20 +58,25 @@ t.test('jobs go as one JSON document: payloads with quotes, backslashes and any 
   const payloads = [
     { reference: 'a "quoted" \\ reference', nested: { z: [1, null, 'é 🇸🇳'], a: 'line\nbreak' } },
     { plain: true },
+    null,
   ];
   const mutated = { n: 1 };
   const due = new Date('2026-11-24T20:00:10.123Z');
   await Promise.all([
     s.schedule('k', 'key "with" quotes \\', payloads[0], due),
     s.schedule('k', 'plain', payloads[1], due, { replace: true }),
+    s.schedule('k', 'null', payloads[2], due),
     (async () => { const p = s.schedule('k', 'mutated', mutated, due); mutated.n = 2; await p; })(),
   ]);
   t.same(bindings.map((b) => b.length), [1, 1], 'each INSERT (plain, replacing) carries its jobs as one parameter');
+  const nullPayload = await knex.raw<{ rows: Array<{ t: string }> }>(`SELECT jsonb_typeof(payload) AS t FROM jobs WHERE key = 'null'`);
+  t.same(nullPayload.rows, [{ t: 'null' }], 'a null payload is stored as JSON null, as before (the column is NOT NULL)');
   const rows = await knex('jobs').orderBy('key').select('key', 'payload', 'due_at', 'created_at');
   t.same(rows.map((r: { key: string; payload: unknown; due_at: Date | string; created_at: Date | string }) =>
     [r.key, r.payload, new Date(r.due_at).toISOString(), new Date(r.created_at).toISOString()]), [
     ['key "with" quotes \\', payloads[0], due.toISOString(), clock.now().toISOString()],
     ['mutated', { n: 1 }, due.toISOString(), clock.now().toISOString()],
+    ['null', null, due.toISOString(), clock.now().toISOString()],
     ['plain', payloads[1], due.toISOString(), clock.now().toISOString()],
   ]);
 });
