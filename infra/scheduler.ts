@@ -49,16 +49,11 @@ interface Kind {
 interface NewJob { kind: string; key: string; payload: string | undefined; dueAt: Date; createdAt: Date }
 
 /**
- * A job as insertJobs' document holds it. The payload goes as a string (its JSON text), cast back to
- * `jsonb`, as it went before: PostgreSQL's JSON parser reads a string inside a document as text (a
- * `null` payload stays jsonb `null`, not SQL NULL) and never decodes the payload's own strings here.
- */
-const jobDocument = (j: NewJob) => JSON.stringify({ kind: j.kind, key: j.key, payload: j.payload, due_at: j.dueAt, created_at: j.createdAt });
-
-/**
  * Inserts jobs; an existing (kind, key) is left alone, or with `replace` moved to the new time and
  * payload. The jobs travel as one JSON document: as a `jsonb[]` of payload texts, node-postgres
- * copied each payload twice more to escape it for the array literal (PROFILE §32).
+ * copied each payload twice more to escape it for the array literal (PROFILE §32). A payload goes in
+ * it as a string (its JSON text), cast back to `jsonb` as before: PostgreSQL's JSON parser then
+ * never decodes the payload's own strings here, and a `null` payload stays jsonb `null`, not SQL NULL.
  */
 async function insertJobs(q: Knex | Knex.Transaction, jobs: NewJob[], replace: boolean): Promise<void> {
   // A (kind, key) twice in one statement: the later call's job, as if it had run after the other.
@@ -72,7 +67,7 @@ async function insertJobs(q: Knex | Knex.Transaction, jobs: NewJob[], replace: b
      SELECT x.kind, x.key, x.payload::jsonb, x.due_at, x.created_at
        FROM json_to_recordset(?::json) AS x(kind text, key text, payload text, due_at timestamptz, created_at timestamptz)
      ON CONFLICT (kind, key) ${conflict}`,
-    [`[${rows.map(jobDocument).join(',')}]`],
+    [JSON.stringify(rows.map((j) => ({ kind: j.kind, key: j.key, payload: j.payload, due_at: j.dueAt, created_at: j.createdAt })))],
   );
 }
 
