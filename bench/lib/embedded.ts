@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { embeddedDatabaseUrl } from '../../infra/db.ts';
 import { stopEmbeddedPostgres } from '../../infra/embedded-postgres.ts';
 
@@ -82,7 +83,11 @@ function childrenOf(ppid: number): number[] {
  * Empty when no server runs there (yet).
  */
 export function embeddedServerPids(dataDir: string): number[] {
-  const data = path.join(dataDir, 'postgres', 'data');
+  return serverPids(path.join(dataDir, 'postgres', 'data'));
+}
+
+/** The same for any PostgreSQL server on this machine, by its data directory (`SHOW data_directory`). */
+function serverPids(data: string): number[] {
   let pid: number;
   try {
     pid = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -114,8 +119,16 @@ function statFields(pid: number): string[] | undefined {
  * ended), plus its live children's. 0 when no server runs there.
  */
 export function embeddedServerCpuMs(dataDir: string): number {
-  const [postmaster, ...children] = embeddedServerPids(dataDir);
-  if (postmaster === undefined) return 0;
+  return serverCpuMs(path.join(dataDir, 'postgres', 'data')) ?? 0;
+}
+
+/**
+ * The same for any PostgreSQL server on this machine, by its data directory; undefined when no
+ * server of this machine runs there (a remote server, or a directory this process cannot read).
+ */
+export function serverCpuMs(data: string): number | undefined {
+  const [postmaster, ...children] = serverPids(data);
+  if (postmaster === undefined) return undefined;
   let ticks = 0;
   const f = statFields(postmaster);
   if (f) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
@@ -124,4 +137,23 @@ export function embeddedServerCpuMs(dataDir: string): number {
     if (c) ticks += Number(c[11]) + Number(c[12]);
   }
   return ticks * 10;
+}
+
+/**
+ * A clock of the CPU time the PostgreSQL server behind `url` has used (ms), when that server runs on
+ * this machine and its data directory is readable here; undefined otherwise (a remote server, or a
+ * role that may not read `data_directory`). The server's whole CPU: the bench's is its only load.
+ */
+export async function serverCpuClock(url: string): Promise<(() => number | undefined) | undefined> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  let data: string;
+  try {
+    data = (await c.query<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory;
+  } catch {
+    return undefined;
+  } finally {
+    await c.end();
+  }
+  return serverCpuMs(data) === undefined ? undefined : () => serverCpuMs(data);
 }

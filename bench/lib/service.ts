@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { freePort, waitForHttp } from './net.ts';
-import { benchDataDir, embeddedServerCpuMs, embeddedServerPids, hwmKb, pssKb, removeDataDir, rssKb } from './embedded.ts';
+import { benchDataDir, embeddedServerCpuMs, embeddedServerPids, hwmKb, pssKb, removeDataDir, rssKb, serverCpuClock } from './embedded.ts';
 
 /** The run's JetStream stream (its consumers go with it), as test/helpers/app.ts does. */
 async function dropNatsStream(prefix: string): Promise<void> {
@@ -52,13 +52,16 @@ export interface Service {
   resetPeak(): void;
   /** CPU time the service process has used so far (user + system, all its threads), in ms. */
   cpuMs(): number;
-  /** Embedded: CPU time its PostgreSQL's processes have used so far, in ms (null with an external database). */
+  /**
+   * CPU time its PostgreSQL's processes have used so far, in ms: embedded, its own server's; with an
+   * external database, that whole server's when it runs on this machine (null when it does not).
+   */
   postgresCpuMs(): number | null;
   stop(): Promise<void>;
 }
 
 /** utime + stime of a process from /proc/<pid>/stat, in ms (clock ticks are 100 per second on Linux). */
-function cpuMsOf(pid: number): number {
+export function cpuMsOf(pid: number): number {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -169,6 +172,7 @@ export async function startService(opts: {
     await stopChild('SIGKILL');
     throw new Error(`${(err as Error).message}; see ${logFile}:\n${tail}`);
   }
+  const externalCpu = opts.databaseUrl ? await serverCpuClock(opts.databaseUrl) : undefined;
   const mb = (kb: number) => kb / 1024;
   const memory = (): ServiceMemory => {
     const service = Math.max(peak.service, rssKb(pid), hwmKb(pid));
@@ -185,7 +189,7 @@ export async function startService(opts: {
     memory,
     resetPeak: () => { peak.service = 0; peak.postgresPss = 0; peak.postgresRss = 0; peak.processes = 0; },
     cpuMs: () => cpuMsOf(pid),
-    postgresCpuMs: () => (embedded ? embeddedServerCpuMs(dataDir) : null),
+    postgresCpuMs: () => (embedded ? embeddedServerCpuMs(dataDir) : externalCpu?.() ?? null),
     async stop() {
       clearInterval(sampler);
       await stopChild('SIGTERM');

@@ -13,9 +13,9 @@ import { randomUUID } from 'node:crypto';
 import type { Profile } from '../lib/profile.ts';
 import { judge, type ScenarioResult } from '../lib/result.ts';
 import { createDatabase } from '../lib/database.ts';
-import { startService, type ServiceMemory } from '../lib/service.ts';
+import { cpuMsOf, startService, type ServiceMemory } from '../lib/service.ts';
 import { startHttpChild } from '../lib/child.ts';
-import { withEmbeddedDatabase } from '../lib/embedded.ts';
+import { serverCpuClock, withEmbeddedDatabase } from '../lib/embedded.ts';
 import { load, type LoadResult } from '../lib/load.ts';
 import { createPayin, merchantHeaders, newMerchant, payinBody, payinQuoteBody, type Merchant } from '../lib/api.ts';
 import { round } from '../lib/stats.ts';
@@ -64,11 +64,24 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
   let postgresCpuMsPerPair: number | null = null;
   let routeMeanMs: Record<string, number> = {};
   let ceiling: LoadResult;
+  // The ceiling's CPU per create, its process's and its PostgreSQL's (when that server is on this
+  // machine): the ratio of creates/s follows the whole machine's CPU per create (bench/PROFILE.md §33).
+  let ceilingCpu: { processMsPerCreate: number; postgresMsPerCreate: number | null } | undefined;
   const runCeiling = async (url: string) => {
     const ceil = await startHttpChild('bench/ceilings/express-insert.ts', { DATABASE_URL: url }, 'express-insert');
     try {
       await load({ url: ceil.url, connections: CONNECTIONS, seconds: profile.warmupSeconds, requests: insertRequests as any });
-      return await load({ url: ceil.url, connections: CONNECTIONS, seconds: profile.seconds, requests: insertRequests as any });
+      const pgClock = await serverCpuClock(url);
+      const cpu0 = cpuMsOf(ceil.pid);
+      const pg0 = pgClock?.();
+      const r = await load({ url: ceil.url, connections: CONNECTIONS, seconds: profile.seconds, requests: insertRequests as any });
+      const pg1 = pgClock?.();
+      const perCreate = (ms: number) => (r.ok > 0 ? round(ms / r.ok, 3) : Number.NaN);
+      ceilingCpu = {
+        processMsPerCreate: perCreate(cpuMsOf(ceil.pid) - cpu0),
+        postgresMsPerCreate: pg0 !== undefined && pg1 !== undefined ? perCreate(pg1 - pg0) : null,
+      };
+      return r;
     } finally {
       await ceil.stop();
     }
@@ -87,8 +100,9 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
       routeMeanMs = meanMsBetween(routes0, await routeTotals(svc.url));
       await new Promise((r) => setTimeout(r, 3000)); // the background work the load set off
       // The service's CPU per quote + payin pair, requests and background work together: a figure
-      // that a busy machine slows less than throughput (it counts work, not waiting). Embedded,
-      // its PostgreSQL's CPU is apart (postgresCpuMsPerPair), as an external database's is not in it.
+      // that a busy machine slows less than throughput (it counts work, not waiting). Its
+      // PostgreSQL's CPU is apart (postgresCpuMsPerPair: embedded, its own server's; external, the
+      // whole server's when it runs on this machine, null when it does not).
       cpuMsPerPair = ours.ok > 0 ? round((svc.cpuMs() - cpu0) / (ours.ok / 2)) : Number.NaN;
       const pgCpu1 = svc.postgresCpuMs();
       if (pgCpu0 !== null && pgCpu1 !== null && ours.ok > 0) postgresCpuMsPerPair = round((pgCpu1 - pgCpu0) / (ours.ok / 2));
@@ -103,7 +117,7 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
   const suffix = opts.embedded ? ' embedded' : '';
   const ceilingName = opts.embedded ? 'Express 5 + one pg INSERT into embedded PostgreSQL' : 'Express 5 + one pg INSERT';
   const details = { connections: CONNECTIONS, payinsPerSecond: round(ours.okPerSecond / 2), serviceCpuMsPerPair: cpuMsPerPair,
-    ...(opts.embedded ? { postgresCpuMsPerPair } : {}),
+    postgresCpuMsPerPair, ceilingCpuMsPerCreate: ceilingCpu,
     // Measured in the service, from a request's arrival to its response (the load generator's
     // figures also hold the time a request waits in the kernel's queues and in the generator).
     serviceMeanMsByRoute: routeMeanMs, service: summary(ours), ceiling: summary(ceiling) };
