@@ -8,7 +8,8 @@ import { judge } from '../bench/lib/result.ts';
 import { benchServices, smokeRun } from './helpers/bench-smoke.ts';
 import { markdownTable } from '../bench/lib/table.ts';
 import type { Machine } from '../bench/lib/machine.ts';
-import { serverCpuClock } from '../bench/lib/embedded.ts';
+import { natsServerCpuClock, serverCpuClock } from '../bench/lib/embedded.ts';
+import { NATS_URL } from '../bench/lib/service.ts';
 import { BASE_URL } from '../bench/lib/database.ts';
 
 // The smoke runs below take minutes together (each subtest has its own bound): the file's bound is theirs.
@@ -100,14 +101,16 @@ t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with i
   t.equal(report.scenarios['append pg 16w distinct vs emmett'].ceilingName, 'Emmett PostgreSQL event store (peer)');
   t.match(report.scenarios.memory.unit, 'MB peak RSS');
   t.match(report.scenarios['payin-create CPU per pair'], { unit: 'ms of service CPU per quote + payin pair', target: 'value <= 1.47' }, 'issue 44: the CPU per create, with its target');
-  // The machine's CPU per create on both sides (bench/PROFILE.md §33), PostgreSQL's where its server
-  // runs on this machine (null elsewhere).
+  // The machine's CPU per create on both sides (bench/PROFILE.md §33), PostgreSQL's and NATS's where
+  // their servers run on this machine (null elsewhere).
   const details = report.scenarios['payin-create'].details;
   const local = (await serverCpuClock(BASE_URL)) !== undefined;
   if (local) t.ok(details.postgresCpuMsPerPair > 0, `PostgreSQL's CPU per pair (${details.postgresCpuMsPerPair} ms)`);
   else t.equal(details.postgresCpuMsPerPair, null, 'a server elsewhere: no figure');
   t.ok(details.ceilingCpuMsPerCreate.processMsPerCreate > 0, `the ceiling process's CPU per create (${details.ceilingCpuMsPerCreate.processMsPerCreate} ms)`);
   if (local) t.ok(details.ceilingCpuMsPerCreate.postgresMsPerCreate > 0, `the ceiling's PostgreSQL CPU per create (${details.ceilingCpuMsPerCreate.postgresMsPerCreate} ms)`);
+  if (natsServerCpuClock(NATS_URL)) t.ok(details.natsCpuMsPerPair > 0, `the NATS server's CPU per pair (${details.natsCpuMsPerPair} ms)`);
+  else t.equal(details.natsCpuMsPerPair, null, 'a NATS server elsewhere: no figure');
 
   t.match(stdout, /^Machine: \d+ × .+; Node v\d+.+; PostgreSQL \d+.+; NATS .+\. Profile: smoke\.$/m, 'the machine facts');
   t.match(stdout, '| scenario | value | ceiling / peer | ratio | target | met |', 'the table');

@@ -157,3 +157,25 @@ export async function serverCpuClock(url: string): Promise<(() => number | undef
   }
   return serverCpuMs(data) === undefined ? undefined : () => serverCpuMs(data);
 }
+
+/**
+ * A clock of the CPU time (ms) of the NATS server behind `url`, when it is the one `nats-server`
+ * process of this machine and `url` names a loopback address; undefined otherwise.
+ */
+export function natsServerCpuClock(url: string): (() => number) | undefined {
+  const host = new URL(url).hostname;
+  if (host !== '127.0.0.1' && host !== 'localhost' && host !== '[::1]') return undefined;
+  const pids = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'nats-server';
+    } catch {
+      return false;
+    }
+  });
+  if (pids.length !== 1) return undefined;
+  const pid = pids[0]!;
+  return () => {
+    const f = statFields(pid);
+    return f ? (Number(f[11]) + Number(f[12])) * 10 : 0;
+  };
+}

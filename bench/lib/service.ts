@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { freePort, waitForHttp } from './net.ts';
-import { benchDataDir, embeddedServerCpuMs, embeddedServerPids, hwmKb, pssKb, removeDataDir, rssKb, serverCpuClock } from './embedded.ts';
+import { benchDataDir, embeddedServerCpuMs, embeddedServerPids, hwmKb, pssKb, removeDataDir, rssKb, natsServerCpuClock, serverCpuClock } from './embedded.ts';
 
 /** The run's JetStream stream (its consumers go with it), as test/helpers/app.ts does. */
 async function dropNatsStream(prefix: string): Promise<void> {
@@ -57,6 +57,8 @@ export interface Service {
    * external database, that whole server's when it runs on this machine (null when it does not).
    */
   postgresCpuMs(): number | null;
+  /** With an external database: CPU time the local NATS server has used so far, in ms (null when it is elsewhere, and embedded). */
+  natsCpuMs(): number | null;
   stop(): Promise<void>;
 }
 
@@ -173,6 +175,7 @@ export async function startService(opts: {
     throw new Error(`${(err as Error).message}; see ${logFile}:\n${tail}`);
   }
   const externalCpu = opts.databaseUrl ? await serverCpuClock(opts.databaseUrl) : undefined;
+  const natsCpu = opts.databaseUrl ? natsServerCpuClock(NATS_URL) : undefined;
   const mb = (kb: number) => kb / 1024;
   const memory = (): ServiceMemory => {
     const service = Math.max(peak.service, rssKb(pid), hwmKb(pid));
@@ -190,6 +193,7 @@ export async function startService(opts: {
     resetPeak: () => { peak.service = 0; peak.postgresPss = 0; peak.postgresRss = 0; peak.processes = 0; },
     cpuMs: () => cpuMsOf(pid),
     postgresCpuMs: () => (embedded ? embeddedServerCpuMs(dataDir) : externalCpu?.() ?? null),
+    natsCpuMs: () => natsCpu?.() ?? null,
     async stop() {
       clearInterval(sampler);
       await stopChild('SIGTERM');

@@ -62,6 +62,7 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
   let memory: ServiceMemory;
   let cpuMsPerPair = Number.NaN;
   let postgresCpuMsPerPair: number | null = null;
+  let natsCpuMsPerPair: number | null = null;
   let routeMeanMs: Record<string, number> = {};
   let ceiling: LoadResult;
   // The ceiling's CPU per create, its process's and its PostgreSQL's (when that server is on this
@@ -95,6 +96,7 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
       await load({ url: svc.url, connections: CONNECTIONS, seconds: profile.warmupSeconds, requests: payinRequests(m) as any });
       const cpu0 = svc.cpuMs();
       const pgCpu0 = svc.postgresCpuMs();
+      const natsCpu0 = svc.natsCpuMs();
       const routes0 = await routeTotals(svc.url);
       ours = await load({ url: svc.url, connections: CONNECTIONS, seconds: profile.seconds, requests: payinRequests(m) as any });
       routeMeanMs = meanMsBetween(routes0, await routeTotals(svc.url));
@@ -102,10 +104,13 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
       // The service's CPU per quote + payin pair, requests and background work together: a figure
       // that a busy machine slows less than throughput (it counts work, not waiting). Its
       // PostgreSQL's CPU is apart (postgresCpuMsPerPair: embedded, its own server's; external, the
-      // whole server's when it runs on this machine, null when it does not).
-      cpuMsPerPair = ours.ok > 0 ? round((svc.cpuMs() - cpu0) / (ours.ok / 2)) : Number.NaN;
-      const pgCpu1 = svc.postgresCpuMs();
-      if (pgCpu0 !== null && pgCpu1 !== null && ours.ok > 0) postgresCpuMsPerPair = round((pgCpu1 - pgCpu0) / (ours.ok / 2));
+      // whole server's when it runs on this machine, null when it does not), as is the local NATS
+      // server's (natsCpuMsPerPair).
+      const perPair = (before: number | null, after: number | null, digits = 1) =>
+        (before !== null && after !== null && ours.ok > 0 ? round((after - before) / (ours.ok / 2), digits) : null);
+      cpuMsPerPair = perPair(cpu0, svc.cpuMs()) ?? Number.NaN;
+      postgresCpuMsPerPair = perPair(pgCpu0, svc.postgresCpuMs(), 2);
+      natsCpuMsPerPair = perPair(natsCpu0, svc.natsCpuMs(), 2);
       memory = svc.memory();
     } finally {
       await svc.stop();
@@ -117,7 +122,7 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
   const suffix = opts.embedded ? ' embedded' : '';
   const ceilingName = opts.embedded ? 'Express 5 + one pg INSERT into embedded PostgreSQL' : 'Express 5 + one pg INSERT';
   const details = { connections: CONNECTIONS, payinsPerSecond: round(ours.okPerSecond / 2), serviceCpuMsPerPair: cpuMsPerPair,
-    postgresCpuMsPerPair, ceilingCpuMsPerCreate: ceilingCpu,
+    postgresCpuMsPerPair, natsCpuMsPerPair, ceilingCpuMsPerCreate: ceilingCpu,
     // Measured in the service, from a request's arrival to its response (the load generator's
     // figures also hold the time a request waits in the kernel's queues and in the generator).
     serviceMeanMsByRoute: routeMeanMs, service: summary(ours), ceiling: summary(ceiling) };
