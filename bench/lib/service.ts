@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { freePort, waitForHttp } from './net.ts';
+import { embeddedDatabaseUrl } from '../../infra/db.ts';
 import { benchDataDir, embeddedServerCpuMs, embeddedServerPids, hwmKb, pssKb, removeDataDir, rssKb, natsServerCpuClock, serverCpuClock } from './embedded.ts';
 
 /** The run's JetStream stream (its consumers go with it), as test/helpers/app.ts does. */
@@ -57,6 +58,8 @@ export interface Service {
    * external database, that whole server's when it runs on this machine (null when it does not).
    */
   postgresCpuMs(): number | null;
+  /** The service's database: DATABASE_URL, or the embedded server's database under its DATA_DIR. */
+  databaseUrl(): Promise<string>;
   /** With an external database: CPU time the local NATS server has used so far, in ms (null when it is elsewhere, and embedded). */
   natsCpuMs(): number | null;
   stop(): Promise<void>;
@@ -194,6 +197,7 @@ export async function startService(opts: {
     cpuMs: () => cpuMsOf(pid),
     postgresCpuMs: () => (embedded ? embeddedServerCpuMs(dataDir) : externalCpu?.() ?? null),
     natsCpuMs: () => natsCpu?.() ?? null,
+    databaseUrl: async () => opts.databaseUrl ?? (await embeddedDatabaseUrl(dataDir, () => undefined, false))!.url,
     async stop() {
       clearInterval(sampler);
       await stopChild('SIGTERM');

@@ -1,0 +1,36 @@
+// How far a payin load's background work lagged behind its requests: the merchant's payins not yet
+// settled (the read model's status), polled until none is left. A payin's requests return before
+// its leg is started at the provider; under a saturating load the starts fall behind the creates
+// and catch up after the load (bench/PROFILE.md §34), so work per payin is only complete then.
+import pg from 'pg';
+import { round } from './stats.ts';
+
+export interface Drain {
+  /** Payins of the merchant not settled when the load ended. */
+  pendingAtLoadEnd: number;
+  /** Seconds from the load's end until every payin of the merchant had settled (or the limit). */
+  seconds: number;
+  /** Payins still not settled at the limit (0: all settled). */
+  pendingAtLimit: number;
+}
+
+const pendingOf = async (c: pg.Client, merchantId: string): Promise<number> => (await c.query<{ n: number }>(
+  `SELECT count(*)::int AS n FROM payins WHERE merchant_id = $1 AND status NOT IN ('completed', 'failed')`, [merchantId])).rows[0]!.n;
+
+/** Polls the service's database (`url`) every 250 ms until the merchant's payins are all settled, or `limitMs`. */
+export async function untilSettled(url: string, merchantId: string, limitMs = 60_000): Promise<Drain> {
+  const t0 = Date.now();
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const pendingAtLoadEnd = await pendingOf(c, merchantId);
+    let pending = pendingAtLoadEnd;
+    while (pending > 0 && Date.now() - t0 < limitMs) {
+      await new Promise((r) => setTimeout(r, 250));
+      pending = await pendingOf(c, merchantId);
+    }
+    return { pendingAtLoadEnd, seconds: round((Date.now() - t0) / 1000), pendingAtLimit: pending };
+  } finally {
+    await c.end();
+  }
+}
