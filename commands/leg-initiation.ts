@@ -109,8 +109,17 @@ function newLegRow(s: Services, leg: LegRequest, provider: string): NewLeg {
   return { reference: leg.reference, owner: leg.owner, provider, providerLegId: adapter(s, provider).legId(leg.reference), kind: leg.kind, createdAt: s.clock.now() };
 }
 
-/** Triggers the provider gateway (workers/provider-gateway.ts) handles at once in a process. */
-export const GATEWAY_CONSUMERS = 8;
+/**
+ * Triggers the provider gateway (workers/provider-gateway.ts) handles at once in a process. Each
+ * start waits on a few batched statements; under a saturating load of creates those waits are long
+ * (the loop is busy with requests), so the starts fall behind the creates and catch up after. 16
+ * at once against 8 (bench payin-create, every payin's work counted until it settled, four pairs
+ * taking turns, bench/PROFILE.md §34): the starts' statements shared by twice as many legs, so the
+ * service's CPU per pair 3.2 against 3.7 ms, PostgreSQL's 2.1 against 2.6, NATS's 0.41 against
+ * 0.61; the backlog settled in 8.1 s after the load instead of 11.3; creates/s even (1,014 against
+ * 1,024). 24 saved little more and took 7% of the creates/s.
+ */
+export const GATEWAY_CONSUMERS = 16;
 
 /**
  * Starts of legs at one real provider in flight in this process: a provider that hangs holds at
