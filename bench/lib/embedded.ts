@@ -146,14 +146,14 @@ export function serverCpuMs(data: string): number | undefined {
  */
 export async function serverCpuClock(url: string): Promise<(() => number | undefined) | undefined> {
   const c = new pg.Client({ connectionString: url });
-  await c.connect();
   let data: string;
   try {
+    await c.connect();
     data = (await c.query<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory;
   } catch {
-    return undefined;
+    return undefined; // a figure left out, never a scenario (or a started service) abandoned
   } finally {
-    await c.end();
+    await c.end().catch(() => undefined);
   }
   return serverCpuMs(data) === undefined ? undefined : () => serverCpuMs(data);
 }
@@ -162,10 +162,17 @@ export async function serverCpuClock(url: string): Promise<(() => number | undef
  * A clock of the CPU time (ms) of the NATS server behind `url`, when it is the one `nats-server`
  * process of this machine and `url` names a loopback address; undefined otherwise.
  */
-export function natsServerCpuClock(url: string): (() => number) | undefined {
-  const host = new URL(url).hostname;
+export function natsServerCpuClock(url: string): (() => number | undefined) | undefined {
+  let host: string;
+  let entries: string[];
+  try {
+    host = new URL(url.includes('://') ? url : `nats://${url}`).hostname;
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return undefined; // no /proc, or a URL this cannot read: the figure is left out
+  }
   if (host !== '127.0.0.1' && host !== 'localhost' && host !== '[::1]') return undefined;
-  const pids = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
+  const pids = entries.filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
     try {
       return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'nats-server';
     } catch {
@@ -176,6 +183,6 @@ export function natsServerCpuClock(url: string): (() => number) | undefined {
   const pid = pids[0]!;
   return () => {
     const f = statFields(pid);
-    return f ? (Number(f[11]) + Number(f[12])) * 10 : 0;
+    return f ? (Number(f[11]) + Number(f[12])) * 10 : undefined;
   };
 }

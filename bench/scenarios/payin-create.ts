@@ -19,7 +19,7 @@ import { serverCpuClock, withEmbeddedDatabase } from '../lib/embedded.ts';
 import { load, type LoadResult } from '../lib/load.ts';
 import { createPayin, merchantHeaders, newMerchant, payinBody, payinQuoteBody, type Merchant } from '../lib/api.ts';
 import { round } from '../lib/stats.ts';
-import { untilSettled, type Drain } from '../lib/settled.ts';
+import { settledOrThrow, untilSettled, type Drain } from '../lib/settled.ts';
 import { meanMsBetween, routeTotals } from '../lib/route-latency.ts';
 
 export const CONNECTIONS = 64;
@@ -96,6 +96,10 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
       const m = await newMerchant(svc.url, 'Bench payins');
       await createPayin(svc.url, m); // the first request warms the routes' caches
       await load({ url: svc.url, connections: CONNECTIONS, seconds: profile.warmupSeconds, requests: payinRequests(m) as any });
+      // The warm-up's payins settled first: their starts lag as the load's do, and their work must
+      // not land in the measured window (it is divided by the load's pairs only).
+      const settleLimitMs = Math.max(60_000, 3_000 * (profile.warmupSeconds + profile.seconds));
+      settledOrThrow(await untilSettled(await svc.databaseUrl(), m.merchantId, settleLimitMs), 'warm-up');
       const cpu0 = svc.cpuMs();
       const pgCpu0 = svc.postgresCpuMs();
       const natsCpu0 = svc.natsCpuMs();
@@ -104,7 +108,7 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
       routeMeanMs = meanMsBetween(routes0, await routeTotals(svc.url));
       // The background work the load set off: every payin started at the sandbox and settled (2 s
       // after its start), however far the starts fell behind the creates.
-      drain = await untilSettled(await svc.databaseUrl(), m.merchantId);
+      drain = settledOrThrow(await untilSettled(await svc.databaseUrl(), m.merchantId, settleLimitMs), 'load');
       // The service's CPU per quote + payin pair, requests and background work together: a figure
       // that a busy machine slows less than throughput (it counts work, not waiting). Its
       // PostgreSQL's CPU is apart (postgresCpuMsPerPair: embedded, its own server's; external, the
