@@ -113,11 +113,11 @@ function newLegRow(s: Services, leg: LegRequest, provider: string): NewLeg {
  * Triggers the provider gateway (workers/provider-gateway.ts) handles at once in a process. Each
  * start waits on a few batched statements; under a saturating load of creates those waits are long
  * (the loop is busy with requests), so the starts fall behind the creates and catch up after. 16
- * at once against 8 (bench payin-create, every payin's work counted until it settled, four pairs
- * taking turns, bench/PROFILE.md §34): the starts' statements shared by twice as many legs, so the
- * service's CPU per pair 3.2 against 3.7 ms, PostgreSQL's 2.1 against 2.6, NATS's 0.41 against
- * 0.61; the backlog settled in 8.1 s after the load instead of 11.3; creates/s even (1,014 against
- * 1,024). 24 saved little more and took 7% of the creates/s.
+ * at once against 8 (bench payin-create, every payin's work counted until it settled, runs taking
+ * turns, bench/PROFILE.md §34): the starts' statements shared by twice as many legs, so the
+ * service's CPU per pair 2.78 against 3.00 ms, PostgreSQL's 1.78 against 1.94, NATS's 0.31 against
+ * 0.40; the backlog settled 6.8 s after the load instead of 8.4; creates/s even (1,072 against
+ * 1,064). 24 saved about as much and took 7% of the creates/s.
  */
 export const GATEWAY_CONSUMERS = 16;
 
