@@ -1,6 +1,6 @@
 // Jobs scheduled outside a transaction within one turn go as one INSERT, with the meaning of the
 // calls one after another: a repeated key keeps its first job, or with `replace` takes the last.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import pino from 'pino';
 import { Scheduler } from '../infra/scheduler.ts';
 import { ManualClock } from '../infra/clock.ts';
@@ -8,16 +8,22 @@ import { testDatabase } from './helpers/db.ts';
 
 const log = pino({ level: 'silent' });
 
-t.test('scheduled together: one INSERT; first wins, or last with replace; a transaction\'s job is its own', async (t) => {
+/** A scheduler on a fresh database, with every `INSERT INTO jobs` it sends (its bindings). */
+async function schedulerWatchingInserts(t: Test) {
   const tdb = await testDatabase();
   t.teardown(() => tdb.teardown());
   const knex = tdb.db.knex;
   const clock = new ManualClock(new Date('2026-11-24T20:00:00.000Z'));
   const s = new Scheduler(knex, clock, log);
-  const inserts: string[] = [];
-  const onQuery = (q: { sql: string }) => { if (/^INSERT INTO jobs/.test(q.sql.trim())) inserts.push(q.sql); };
+  const inserts: unknown[][] = [];
+  const onQuery = (q: { sql: string; bindings?: unknown[] }) => { if (/^INSERT INTO jobs/.test(q.sql.trim())) inserts.push(q.bindings ?? []); };
   knex.on('query', onQuery);
   t.teardown(() => { knex.off('query', onQuery); });
+  return { knex, clock, s, inserts };
+}
+
+t.test('scheduled together: one INSERT; first wins, or last with replace; a transaction\'s job is its own', async (t) => {
+  const { knex, clock, s, inserts } = await schedulerWatchingInserts(t);
   const at = (s: number) => new Date(clock.now().getTime() + s * 1000);
   await Promise.all([
     s.schedule('k', 'a', { n: 1 }, at(10)),
@@ -46,15 +52,7 @@ t.test('scheduled together: one INSERT; first wins, or last with replace; a tran
 });
 
 t.test('jobs go as one JSON document: payloads with quotes, backslashes and any character kept, a null payload as JSON null; a payload changed after scheduling is not', async (t) => {
-  const tdb = await testDatabase();
-  t.teardown(() => tdb.teardown());
-  const knex = tdb.db.knex;
-  const clock = new ManualClock(new Date('2026-11-24T20:00:00.000Z'));
-  const s = new Scheduler(knex, clock, log);
-  const bindings: unknown[][] = [];
-  const onQuery = (q: { sql: string; bindings?: unknown[] }) => { if (/^INSERT INTO jobs/.test(q.sql.trim())) bindings.push(q.bindings ?? []); };
-  knex.on('query', onQuery);
-  t.teardown(() => { knex.off('query', onQuery); });
+  const { knex, clock, s, inserts: bindings } = await schedulerWatchingInserts(t);
   const payloads = [
     { reference: 'a "quoted" \\ reference', nested: { z: [1, null, 'é 🇸🇳'], a: 'line\nbreak' } },
     { plain: true },

@@ -181,8 +181,11 @@ export function natsServerCpuClock(url: string): (() => number | undefined) | un
   });
   if (pids.length !== 1) return undefined;
   const pid = pids[0]!;
-  return () => {
-    const f = statFields(pid);
-    return f ? (Number(f[11]) + Number(f[12])) * 10 : undefined;
-  };
+  return () => processCpuMs(pid);
+}
+
+/** utime + stime of a process from /proc/<pid>/stat, in ms (clock ticks are 100 per second on Linux); undefined once it is gone. */
+export function processCpuMs(pid: number): number | undefined {
+  const f = statFields(pid);
+  return f ? (Number(f[11]) + Number(f[12])) * 10 : undefined;
 }

@@ -13,7 +13,7 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { freePort, waitForHttp } from './net.ts';
 import { embeddedDatabaseUrl } from '../../infra/db.ts';
-import { benchDataDir, embeddedServerCpuMs, embeddedServerPids, hwmKb, pssKb, removeDataDir, rssKb, natsServerCpuClock, serverCpuClock } from './embedded.ts';
+import { benchDataDir, embeddedServerCpuMs, embeddedServerPids, hwmKb, pssKb, removeDataDir, rssKb, natsServerCpuClock, processCpuMs, serverCpuClock } from './embedded.ts';
 
 /** The run's JetStream stream (its consumers go with it), as test/helpers/app.ts does. */
 async function dropNatsStream(prefix: string): Promise<void> {
@@ -65,16 +65,8 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** utime + stime of a process from /proc/<pid>/stat, in ms (clock ticks are 100 per second on Linux). */
-export function cpuMsOf(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
+/** utime + stime of a process, in ms; 0 once it is gone. */
+export const cpuMsOf = (pid: number): number => processCpuMs(pid) ?? 0;
 
 export interface ServiceMemory {
   /** The service process alone: the larger of the sampled VmRSS peak and VmHWM. */

@@ -99,7 +99,8 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
       // The warm-up's payins settled first: their starts lag as the load's do, and their work must
       // not land in the measured window (it is divided by the load's pairs only).
       const settleLimitMs = Math.max(60_000, 3_000 * (profile.warmupSeconds + profile.seconds));
-      settledOrThrow(await untilSettled(await svc.databaseUrl(), m.merchantId, settleLimitMs), 'warm-up');
+      const serviceDb = await svc.databaseUrl();
+      settledOrThrow(await untilSettled(serviceDb, m.merchantId, settleLimitMs), 'warm-up');
       const cpu0 = svc.cpuMs();
       const pgCpu0 = svc.postgresCpuMs();
       const natsCpu0 = svc.natsCpuMs();
@@ -108,7 +109,7 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
       routeMeanMs = meanMsBetween(routes0, await routeTotals(svc.url));
       // The background work the load set off: every payin started at the sandbox and settled (2 s
       // after its start), however far the starts fell behind the creates.
-      drain = settledOrThrow(await untilSettled(await svc.databaseUrl(), m.merchantId, settleLimitMs), 'load');
+      drain = settledOrThrow(await untilSettled(serviceDb, m.merchantId, settleLimitMs), 'load');
       // The service's CPU per quote + payin pair, requests and background work together: a figure
       // that a busy machine slows less than throughput (it counts work, not waiting). Its
       // PostgreSQL's CPU is apart (postgresCpuMsPerPair: embedded, its own server's; external, the
