@@ -9,7 +9,8 @@ import { adminOperatorRouting } from '../api/routes/admin-operator-routing.ts';
 import { customersModule } from '../api/routes/customers.ts';
 import { merchantsProjection } from '../projections/merchants.ts';
 import { customersProjection } from '../projections/customers.ts';
-import { makeEventForwarder } from '../workers/event-forwarder.ts';
+import { FORWARDER_LEASE_KEY, makeEventForwarder } from '../workers/event-forwarder.ts';
+import { leased } from '../workers/leased.ts';
 import { quotesModule } from '../api/routes/quotes.ts';
 import { payinsModule } from '../api/routes/payins.ts';
 import { payoutsModule } from '../api/routes/payouts.ts';
@@ -103,5 +104,6 @@ export const workers: Worker[] = [
   idempotencyPurge,
   embeddedVacuum,
   makeDueRebuilds(() => projections),
-  makeEventForwarder({ types: () => new Set(workers.flatMap((w) => w.consumes?.() ?? [])) }),
+  // One forwarder at a time among the processes on the database: each one forwarded every event.
+  leased(makeEventForwarder({ types: () => new Set(workers.flatMap((w) => w.consumes?.() ?? [])) }), FORWARDER_LEASE_KEY),
 ];

@@ -27,6 +27,15 @@ import { PublishedBatches } from './published-batches.ts';
 export const FORWARDER = 'forwarder';
 
 /**
+ * The lease one forwarder at a time holds (workers/leased.ts; arbitrary, fixed, apart from the
+ * event store's and the feed's locks). Every worker process used to forward every event from the
+ * shared checkpoint: one more read of the global order and one more publish of each event per
+ * process (the bus dropping the duplicates), and after a restart a forwarder far behind the others
+ * re-sent what the bus's duplicate window no longer held.
+ */
+export const FORWARDER_LEASE_KEY = 7_201_410_045;
+
+/**
  * Why 2 s: the NATS file store appends an acknowledged message to an in-memory block buffer and
  * writes it to the file from a background flush loop within milliseconds; once written it is in the
  * operating system's page cache and survives the NATS process dying (kill -9, OOM, crash). Two

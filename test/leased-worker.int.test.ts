@@ -1,0 +1,92 @@
+// workers/leased.ts on a real PostgreSQL: among several processes (here, several starts of the same
+// leased worker, each with its own session), one runs the worker; another takes over when the holder
+// stops or loses its database session, and a holder whose session ends stops its worker.
+import t from 'tap';
+import pg from 'pg';
+import type { Services } from '../commands/services.ts';
+import { createLogger } from '../infra/log.ts';
+import { leased } from '../workers/leased.ts';
+import type { Worker } from '../workers/worker.ts';
+import { testDatabase } from './helpers/db.ts';
+import { waitUntil } from './helpers/wait.ts';
+
+const KEY = 4_242_001;
+const RETRY_MS = 50;
+
+const tdb = await testDatabase();
+t.teardown(() => tdb.teardown());
+const services = { db: tdb.db, log: createLogger('silent') } as unknown as Services;
+
+/** A worker that counts how many of its runs are going at once, and how many ever started. */
+function countingWorker(): { worker: Worker; running: () => number; started: () => number } {
+  let running = 0;
+  let started = 0;
+  return {
+    running: () => running,
+    started: () => started,
+    worker: {
+      name: 'counting',
+      async start() {
+        running++;
+        started++;
+        return async () => { running--; };
+      },
+    },
+  };
+}
+
+const holders = async (): Promise<number> => {
+  const r = await tdb.db.knex.raw<{ rows: Array<{ n: string }> }>(
+    "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = ? AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())", [KEY]);
+  return Number(r.rows[0]!.n);
+};
+
+t.test('one of three runs the worker; the next takes over when the holder stops', async (t) => {
+  const counting = countingWorker();
+  const stops = [];
+  for (let i = 0; i < 3; i++) stops.push(await leased(counting.worker, KEY, RETRY_MS).start(services));
+  t.equal(counting.running(), 1, 'the first start took the lease and runs the worker; the others wait');
+  t.equal(await holders(), 1, 'one session holds the advisory lock');
+  await new Promise((r) => setTimeout(r, RETRY_MS * 4));
+  t.equal(counting.started(), 1, 'the waiting ones keep trying and never start it while it is held');
+  await stops[0]!();
+  await waitUntil('another start to take the lease', () => counting.started() === 2);
+  t.equal(counting.running(), 1, 'exactly one runs again');
+  await Promise.all(stops.slice(1).map((stop) => stop()));
+  t.equal(counting.running(), 0, 'stopped everywhere');
+  t.equal(await holders(), 0, 'the lock is released');
+});
+
+t.test('a holder whose session ends stops its worker, and the lease moves on', async (t) => {
+  const counting = countingWorker();
+  const stopA = await leased(counting.worker, KEY, RETRY_MS).start(services);
+  const stopB = await leased(counting.worker, KEY, RETRY_MS).start(services);
+  t.equal(counting.running(), 1);
+  // Play a lost connection: the server ends the holding session.
+  const admin = new pg.Client({ connectionString: tdb.url });
+  await admin.connect();
+  await admin.query("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())", [KEY]);
+  await admin.end();
+  await waitUntil('the other start to take the lease', () => counting.started() === 2);
+  await waitUntil('one worker running once the old holder stopped its own', () => counting.running() === 1);
+  t.equal(await holders(), 1);
+  await stopA();
+  await stopB();
+  t.equal(counting.running(), 0);
+  t.equal(await holders(), 0);
+});
+
+t.test('a worker that fails to start gives the lease up and is tried again', async (t) => {
+  let tries = 0;
+  const stop = await leased({
+    name: 'flaky',
+    async start() {
+      if (++tries < 3) throw new Error('not yet');
+      return async () => undefined;
+    },
+  }, KEY, RETRY_MS).start(services);
+  await waitUntil('the third try to start it', () => tries === 3);
+  t.equal(await holders(), 1, 'held once it started');
+  await stop();
+  t.equal(await holders(), 0);
+});
