@@ -13,6 +13,9 @@ import pg from 'pg';
 /** Keepalive settings for the lease's session, in seconds: a silent peer is noticed in about 25 s. */
 const KEEPALIVES = { idle: 10, interval: 5, count: 3 };
 
+/** How the lease's sessions show in pg_stat_activity. */
+export const LEASE_APPLICATION_NAME = 'merchant-payments-lease';
+
 export interface Lease {
   /** Resolves when the lease is lost (its connection ended) or released. */
   readonly lost: Promise<void>;
@@ -20,32 +23,56 @@ export interface Lease {
 }
 
 /**
- * Takes the lease named by `key` if no other session holds it. Undefined when another holds it;
- * throws when the database cannot be reached.
+ * One process's session for the lease named by `key`: a connection opened on the first try and kept
+ * while the lease is held by another (a process waiting asks again on it, rather than opening a
+ * connection per try), re-opened on the next try after it is lost.
  */
-export async function tryTakeLease(url: string, key: number): Promise<Lease | undefined> {
-  const client = new pg.Client({ connectionString: url, keepAlive: true });
-  let signalLost!: () => void;
-  const lost = new Promise<void>((resolve) => (signalLost = resolve));
-  const end = () => {
-    signalLost();
-    return client.end().catch(() => undefined);
-  };
-  client.on('error', () => void end());
-  client.on('end', () => signalLost());
-  try {
-    await client.connect();
-    await client.query(`SET tcp_keepalives_idle = ${KEEPALIVES.idle}; SET tcp_keepalives_interval = ${KEEPALIVES.interval};
-      SET tcp_keepalives_count = ${KEEPALIVES.count}`);
-    const r = await client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1) AS taken', [key]);
-    if (!r.rows[0]!.taken) {
-      await end();
-      return undefined;
-    }
-  } catch (err) {
-    await end();
-    throw err;
+export class LeaseSession {
+  private client: pg.Client | undefined;
+  private signalLost: (() => void) | undefined;
+
+  constructor(private readonly url: string, private readonly key: number) {}
+
+  /** The lease if no other session holds it, else undefined; throws when the database cannot be reached. */
+  async tryTake(): Promise<Lease | undefined> {
+    const client = this.client ?? await this.connect();
+    const r = await client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1) AS taken', [this.key]);
+    if (!r.rows[0]!.taken) return undefined;
+    const lost = new Promise<void>((resolve) => (this.signalLost = resolve));
+    // Ending the session releases the lock: no unlock statement that could wait on a dead connection.
+    return { lost, release: () => this.close() };
   }
-  // Ending the session releases the lock: no unlock statement that could wait on a dead connection.
-  return { lost, release: async () => { await end(); } };
+
+  private async connect(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.url, keepAlive: true, application_name: LEASE_APPLICATION_NAME });
+    const gone = () => {
+      if (this.client === client) this.dropped();
+      client.end().catch(() => undefined);
+    };
+    client.on('error', gone);
+    client.on('end', gone);
+    try {
+      await client.connect();
+      await client.query(`SET tcp_keepalives_idle = ${KEEPALIVES.idle}; SET tcp_keepalives_interval = ${KEEPALIVES.interval};
+        SET tcp_keepalives_count = ${KEEPALIVES.count}`);
+    } catch (err) {
+      gone();
+      throw err;
+    }
+    this.client = client;
+    return client;
+  }
+
+  private dropped(): void {
+    this.client = undefined;
+    this.signalLost?.();
+    this.signalLost = undefined;
+  }
+
+  /** Ends the session: the lease, if held, is released. */
+  async close(): Promise<void> {
+    const client = this.client;
+    this.dropped();
+    await client?.end().catch(() => undefined);
+  }
 }

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Services } from '../commands/services.ts';
 import { createLogger } from '../infra/log.ts';
 import { leased } from '../workers/leased.ts';
+import { LEASE_APPLICATION_NAME } from '../infra/session-lease.ts';
 import type { Worker } from '../workers/worker.ts';
 import { testDatabase } from './helpers/db.ts';
 import { waitUntil } from './helpers/wait.ts';
@@ -41,14 +42,25 @@ const holders = async (): Promise<number> => {
   return Number(r.rows[0]!.n);
 };
 
+/** The lease's sessions on this database: when each started (a connection per try would change them). */
+const leaseSessions = async (): Promise<string[]> => {
+  const r = await tdb.db.knex.raw<{ rows: Array<{ started: string }> }>(
+    `SELECT backend_start::text AS started FROM pg_stat_activity
+      WHERE application_name = ? AND datname = current_database() ORDER BY backend_start`, [LEASE_APPLICATION_NAME]);
+  return r.rows.map((row) => row.started);
+};
+
 t.test('one of three runs the worker; the next takes over when the holder stops', async (t) => {
   const counting = countingWorker();
   const stops = [];
   for (let i = 0; i < 3; i++) stops.push(await leased(counting.worker, KEY, RETRY_MS).start(services));
   t.equal(counting.running(), 1, 'the first start took the lease and runs the worker; the others wait');
   t.equal(await holders(), 1, 'one session holds the advisory lock');
+  const sessionsBefore = await leaseSessions();
   await new Promise((r) => setTimeout(r, RETRY_MS * 4));
   t.equal(counting.started(), 1, 'the waiting ones keep trying and never start it while it is held');
+  t.same(await leaseSessions(), sessionsBefore, 'each asks again on its own session, not a new connection per try');
+  t.equal(sessionsBefore.length, 3);
   await stops[0]!();
   await waitUntil('another start to take the lease', () => counting.started() === 2);
   t.equal(counting.running(), 1, 'exactly one runs again');
@@ -61,7 +73,7 @@ t.test('a holder whose session ends stops its worker, and the lease moves on', a
   const counting = countingWorker();
   const stopA = await leased(counting.worker, KEY, RETRY_MS).start(services);
   const stopB = await leased(counting.worker, KEY, RETRY_MS).start(services);
-  t.equal(counting.running(), 1);
+  t.equal(counting.running(), 1, 'one holder');
   // Play a lost connection: the server ends the holding session.
   const admin = new pg.Client({ connectionString: tdb.url });
   await admin.connect();
@@ -69,11 +81,11 @@ t.test('a holder whose session ends stops its worker, and the lease moves on', a
   await admin.end();
   await waitUntil('the other start to take the lease', () => counting.started() === 2);
   await waitUntil('one worker running once the old holder stopped its own', () => counting.running() === 1);
-  t.equal(await holders(), 1);
+  t.equal(await holders(), 1, 'the new holder holds the lock');
   await stopA();
   await stopB();
-  t.equal(counting.running(), 0);
-  t.equal(await holders(), 0);
+  t.equal(counting.running(), 0, 'stopped everywhere');
+  t.equal(await holders(), 0, 'the lock is released');
 });
 
 t.test('a worker that fails to start gives the lease up and is tried again', async (t) => {
@@ -88,5 +100,5 @@ t.test('a worker that fails to start gives the lease up and is tried again', asy
   await waitUntil('the third try to start it', () => tries === 3);
   t.equal(await holders(), 1, 'held once it started');
   await stop();
-  t.equal(await holders(), 0);
+  t.equal(await holders(), 0, 'released on stop');
 });

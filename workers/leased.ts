@@ -2,7 +2,7 @@
 // each process tries to take the lease, the holder runs the worker, the others try again every
 // LEASE_RETRY_MS and take over when the holder stops, dies or loses its database connection.
 import type { Services } from '../commands/services.ts';
-import { tryTakeLease, type Lease } from '../infra/session-lease.ts';
+import { LeaseSession, type Lease } from '../infra/session-lease.ts';
 import type { Worker } from './worker.ts';
 
 /** How often a process without the lease tries to take it: the longest pause when a holder goes. */
@@ -13,8 +13,11 @@ class LeasedRun {
   private timer: NodeJS.Timeout | undefined;
   private attempt: Promise<void> = Promise.resolve();
   private held: { lease: Lease; stopWorker: () => Promise<void> } | undefined;
+  private readonly session: LeaseSession;
 
-  constructor(private readonly s: Services, private readonly worker: Worker, private readonly key: number, private readonly retryMs: number) {}
+  constructor(private readonly s: Services, private readonly worker: Worker, key: number, private readonly retryMs: number) {
+    this.session = new LeaseSession(s.db.url, key);
+  }
 
   /** One try now; the next ones are scheduled while the lease is not held. */
   tryNow(): Promise<void> {
@@ -32,7 +35,7 @@ class LeasedRun {
     if (this.stopped || this.held) return;
     let lease: Lease | undefined;
     try {
-      lease = await tryTakeLease(this.s.db.url, this.key);
+      lease = await this.session.tryTake();
     } catch (err) {
       this.s.log.warn({ err, worker: this.worker.name }, 'could not ask for the lease; trying again');
     }
@@ -64,10 +67,8 @@ class LeasedRun {
     await this.attempt;
     const held = this.held;
     this.held = undefined;
-    if (held) {
-      await held.stopWorker();
-      await held.lease.release();
-    }
+    if (held) await held.stopWorker();
+    await this.session.close();
   }
 }
 
