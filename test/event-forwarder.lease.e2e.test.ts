@@ -13,6 +13,8 @@ import { createLogger } from '../infra/log.ts';
 import { MemoryBus } from '../infra/bus/memory.ts';
 import { testDatabase } from './helpers/db.ts';
 import { waitUntil } from './helpers/wait.ts';
+import { FORWARDER_LEASE_KEY } from '../workers/event-forwarder.ts';
+import { LEASE_APPLICATION_NAME } from '../infra/session-lease.ts';
 
 /** Every publish of either app's bus, by event id. */
 const published = new Map<string, number>();
@@ -60,8 +62,16 @@ t.test('two worker processes publish each event once between them', async (t) =>
   await waitUntil('every event published', () => ids.every((id) => published.has(id)));
   await settle(); // a second forwarder would publish them too by now
   t.same(ids.map((id) => published.get(id)), ids.map(() => 1), 'each event published once');
+  const r = await tdb.db.knex.raw<{ rows: Array<{ sessions: string; holders: string }> }>(
+    `SELECT count(*) AS sessions, count(*) FILTER (WHERE l.pid IS NOT NULL) AS holders
+       FROM pg_stat_activity a
+       LEFT JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory' AND l.granted
+        AND (l.classid::bigint << 32) | l.objid::bigint = ?
+      WHERE a.application_name = ? AND a.datname = current_database()`, [FORWARDER_LEASE_KEY, LEASE_APPLICATION_NAME]);
+  t.same(r.rows[0], { sessions: '2', holders: '1' }, 'both processes have a lease session; one holds the forwarder\'s lease');
 });
 
+// Liveness: the process left takes the lease over (before the lease, it forwarded all along).
 t.test('when the forwarding process stops, the other forwards what follows', async (t) => {
   await first.stop();
   firstStopped = true;

@@ -2,6 +2,7 @@
 // leased worker, each with its own session), one runs the worker; another takes over when the holder
 // stops or loses its database session, and a holder whose session ends stops its worker.
 import t from 'tap';
+import net from 'node:net';
 import pg from 'pg';
 import type { Services } from '../commands/services.ts';
 import { createLogger } from '../infra/log.ts';
@@ -53,7 +54,7 @@ const leaseSessions = async (): Promise<string[]> => {
 t.test('one of three runs the worker; the next takes over when the holder stops', async (t) => {
   const counting = countingWorker();
   const stops = [];
-  for (let i = 0; i < 3; i++) stops.push(await leased(counting.worker, KEY, RETRY_MS).start(services));
+  for (let i = 0; i < 3; i++) stops.push(await leased(counting.worker, KEY, { retryMs: RETRY_MS }).start(services));
   t.equal(counting.running(), 1, 'the first start took the lease and runs the worker; the others wait');
   t.equal(await holders(), 1, 'one session holds the advisory lock');
   const sessionsBefore = await leaseSessions();
@@ -71,8 +72,8 @@ t.test('one of three runs the worker; the next takes over when the holder stops'
 
 t.test('a holder whose session ends stops its worker, and the lease moves on', async (t) => {
   const counting = countingWorker();
-  const stopA = await leased(counting.worker, KEY, RETRY_MS).start(services);
-  const stopB = await leased(counting.worker, KEY, RETRY_MS).start(services);
+  const stopA = await leased(counting.worker, KEY, { retryMs: RETRY_MS }).start(services);
+  const stopB = await leased(counting.worker, KEY, { retryMs: RETRY_MS }).start(services);
   t.equal(counting.running(), 1, 'one holder');
   // Play a lost connection: the server ends the holding session.
   const admin = new pg.Client({ connectionString: tdb.url });
@@ -88,17 +89,66 @@ t.test('a holder whose session ends stops its worker, and the lease moves on', a
   t.equal(await holders(), 0, 'the lock is released');
 });
 
-t.test('a worker that fails to start gives the lease up and is tried again', async (t) => {
+t.test('a worker that fails to start gives the lease up (another takes it) and is tried again', async (t) => {
   let tries = 0;
-  const stop = await leased({
+  let mayStart = false;
+  const stopFlaky = await leased({
     name: 'flaky',
     async start() {
-      if (++tries < 3) throw new Error('not yet');
+      tries++;
+      if (!mayStart) throw new Error('not yet');
       return async () => undefined;
     },
-  }, KEY, RETRY_MS).start(services);
-  await waitUntil('the third try to start it', () => tries === 3);
-  t.equal(await holders(), 1, 'held once it started');
-  await stop();
+  }, KEY, { retryMs: RETRY_MS }).start(services);
+  t.equal(tries, 1, 'the first start took the lease and failed');
+  const counting = countingWorker();
+  const stopOther = await leased(counting.worker, KEY, { retryMs: RETRY_MS }).start(services);
+  await waitUntil('the other to take the lease the failing one let go', () => counting.running() === 1);
+  mayStart = true;
+  await stopOther();
+  await waitUntil('the failing one, tried again, to start', async () => tries > 1 && (await holders()) === 1);
+  await stopFlaky();
   t.equal(await holders(), 0, 'released on stop');
+});
+
+/** A TCP relay to PostgreSQL that can go silent: it stops passing bytes (and closes) without closing anything. */
+async function silentRelay(target: URL): Promise<{ port: number; silence: () => void; close: () => void }> {
+  let silent = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((inbound) => {
+    const outbound = net.connect(Number(target.port || 5432), target.hostname);
+    for (const [from, to] of [[inbound, outbound], [outbound, inbound]] as const) {
+      sockets.add(from);
+      from.on('data', (d) => { if (!silent) to.write(d); });
+      // Silent, a close is not passed on either: the server keeps its side, as across a lost network.
+      from.on('close', () => { if (!silent) to.destroy(); });
+      from.on('error', () => { if (!silent) to.destroy(); });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    silence: () => { silent = true; },
+    close: () => { for (const sk of sockets) sk.destroy(); server.close(); },
+  };
+}
+
+t.test('a holder whose session goes silent stops its worker within its heartbeat', async (t) => {
+  const relay = await silentRelay(new URL(tdb.url));
+  const viaRelay = new URL(tdb.url);
+  viaRelay.hostname = '127.0.0.1';
+  viaRelay.port = String(relay.port);
+  const relayed = { ...services, db: { ...tdb.db, url: viaRelay.toString() } } as unknown as Services;
+  const counting = countingWorker();
+  const stopA = await leased(counting.worker, KEY, { retryMs: RETRY_MS, timings: { heartbeatMs: 100, replyTimeoutMs: 400 } }).start(relayed);
+  t.equal(counting.running(), 1, 'the holder runs the worker');
+  relay.silence(); // no close, no error: only the missing answers tell
+  await waitUntil('the holder to stop its worker', () => counting.running() === 0);
+  t.equal(await holders(), 1, 'stopped on a missed heartbeat, while the server still counts the silent session as the holder');
+  relay.close(); // the server's side ends, as its keepalives would end it
+  const stopB = await leased(counting.worker, KEY, { retryMs: RETRY_MS }).start(services);
+  await waitUntil('another to take the lease', () => counting.running() === 1);
+  await stopA();
+  await stopB();
+  t.equal(await holders(), 0, 'released');
 });

@@ -2,7 +2,7 @@
 // each process tries to take the lease, the holder runs the worker, the others try again every
 // LEASE_RETRY_MS and take over when the holder stops, dies or loses its database connection.
 import type { Services } from '../commands/services.ts';
-import { LeaseSession, type Lease } from '../infra/session-lease.ts';
+import { LeaseSession, type Lease, type LeaseTimings } from '../infra/session-lease.ts';
 import type { Worker } from './worker.ts';
 
 /** How often a process without the lease tries to take it: the longest pause when a holder goes. */
@@ -13,11 +13,8 @@ class LeasedRun {
   private timer: NodeJS.Timeout | undefined;
   private attempt: Promise<void> = Promise.resolve();
   private held: { lease: Lease; stopWorker: () => Promise<void> } | undefined;
-  private readonly session: LeaseSession;
-
-  constructor(private readonly s: Services, private readonly worker: Worker, key: number, private readonly retryMs: number) {
-    this.session = new LeaseSession(s.db.url, key);
-  }
+  constructor(private readonly s: Services, private readonly worker: Worker, private readonly session: LeaseSession,
+    private readonly retryMs: number) {}
 
   /** One try now; the next ones are scheduled while the lease is not held. */
   tryNow(): Promise<void> {
@@ -55,7 +52,7 @@ class LeasedRun {
     const held = this.held;
     if (this.stopped || held?.lease !== lease) return;
     this.held = undefined;
-    this.s.log.warn({ worker: this.worker.name }, 'lost the lease (its database connection ended): stopping, then trying to take it again');
+    this.s.log.warn({ worker: this.worker.name }, 'lost the lease (its database session ended or stopped answering): stopping, then trying to take it again');
     this.attempt = this.attempt.then(() => held.stopWorker()).catch((err) => this.s.log.error({ err }, 'leased worker failed to stop'));
     await this.attempt;
     this.later();
@@ -64,11 +61,16 @@ class LeasedRun {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    // Not holding it: a try waiting on its session ends with the session.
+    if (!this.held) await this.session.close();
     await this.attempt;
     const held = this.held;
     this.held = undefined;
-    if (held) await held.stopWorker();
-    await this.session.close();
+    try {
+      if (held) await held.stopWorker();
+    } finally {
+      await this.session.close();
+    }
   }
 }
 
@@ -77,12 +79,12 @@ class LeasedRun {
  * Its start returns after the first try: the lease taken and the worker started, or left to the
  * tries that follow.
  */
-export function leased(worker: Worker, key: number, retryMs = LEASE_RETRY_MS): Worker {
+export function leased(worker: Worker, key: number, opts: { retryMs?: number; timings?: LeaseTimings } = {}): Worker {
   return {
     name: worker.name,
     ...(worker.consumes ? { consumes: worker.consumes } : {}),
     async start(s: Services) {
-      const run = new LeasedRun(s, worker, key, retryMs);
+      const run = new LeasedRun(s, worker, new LeaseSession(s.db.url, key, opts.timings), opts.retryMs ?? LEASE_RETRY_MS);
       await run.tryNow();
       return () => run.stop();
     },
