@@ -104,6 +104,8 @@ export const workers: Worker[] = [
   idempotencyPurge,
   embeddedVacuum,
   makeDueRebuilds(() => projections),
-  // One forwarder at a time among the processes on the database: each one forwarded every event.
-  leased(makeEventForwarder({ types: () => new Set(workers.flatMap((w) => w.consumes?.() ?? [])) }), FORWARDER_LEASE_KEY),
+  // One forwarder at a time among the processes on the database (each one forwarded every event);
+  // a holder that cannot reach its bus steps aside for one that can.
+  leased(makeEventForwarder({ types: () => new Set(workers.flatMap((w) => w.consumes?.() ?? [])) }), FORWARDER_LEASE_KEY,
+    { healthy: (s) => s.bus.healthy() }),
 ];

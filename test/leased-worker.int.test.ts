@@ -152,3 +152,19 @@ t.test('a holder whose session goes silent stops its worker within its heartbeat
   await stopB();
   t.equal(await holders(), 0, 'released');
 });
+
+t.test('a holder that cannot do the work steps aside, and another takes the lease', async (t) => {
+  const sick = countingWorker();
+  const well = countingWorker();
+  let healthy = true;
+  const stopSick = await leased(sick.worker, KEY, { retryMs: RETRY_MS, healthy: async () => healthy, unhealthyForMs: 200 }).start(services);
+  const stopWell = await leased(well.worker, KEY, { retryMs: RETRY_MS }).start(services);
+  t.equal(sick.running(), 1, 'the first holds the lease');
+  healthy = false; // its bus, say, unreachable from its host
+  await waitUntil('the other to take the lease', () => well.running() === 1);
+  t.equal(sick.running(), 0, 'the one that stepped aside stopped its worker');
+  t.equal(await holders(), 1, 'one holder');
+  await stopSick();
+  await stopWell();
+  t.equal(await holders(), 0, 'released');
+});

@@ -1,20 +1,42 @@
 // A worker that runs in one process at a time among all those on one database (infra/session-lease.ts):
 // each process tries to take the lease, the holder runs the worker, the others try again every
-// LEASE_RETRY_MS and take over when the holder stops, dies or loses its database connection.
+// LEASE_RETRY_MS and take over when the holder stops, dies or loses its database session.
+//
+// A holder that cannot do the work (`healthy` answering false for `unhealthyForMs`: the event
+// forwarder's bus unreachable from its host) steps aside for STEP_ASIDE_RETRIES tries, so that
+// another process takes the lease: when every process forwarded, one that had lost its bus was not
+// missed.
 import type { Services } from '../commands/services.ts';
 import { LeaseSession, type Lease, type LeaseTimings } from '../infra/session-lease.ts';
 import type { Worker } from './worker.ts';
 
 /** How often a process without the lease tries to take it: the longest pause when a holder goes. */
 export const LEASE_RETRY_MS = 1_000;
+/** Tries a holder that stepped aside lets pass, so that another process takes the lease first. */
+const STEP_ASIDE_RETRIES = 5;
+
+export interface LeasedOptions {
+  retryMs?: number;
+  timings?: LeaseTimings;
+  /** Whether this process can do the worker's work now; asked every retryMs while it holds the lease. */
+  healthy?: (s: Services) => Promise<boolean>;
+  /** How long `healthy` answers false before the holder steps aside. */
+  unhealthyForMs?: number;
+}
+
+interface Held { lease: Lease; stopWorker: () => Promise<void>; health: NodeJS.Timeout }
 
 class LeasedRun {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private attempt: Promise<void> = Promise.resolve();
-  private held: { lease: Lease; stopWorker: () => Promise<void> } | undefined;
+  private held: Held | undefined;
+  private readonly retryMs: number;
+
   constructor(private readonly s: Services, private readonly worker: Worker, private readonly session: LeaseSession,
-    private readonly retryMs: number) {}
+    private readonly opts: LeasedOptions) {
+    this.retryMs = opts.retryMs ?? LEASE_RETRY_MS;
+  }
 
   /** One try now; the next ones are scheduled while the lease is not held. */
   tryNow(): Promise<void> {
@@ -22,9 +44,9 @@ class LeasedRun {
     return this.attempt;
   }
 
-  private later(): void {
+  private later(delayMs = this.retryMs): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.tryNow(), this.retryMs);
+    this.timer = setTimeout(() => void this.tryNow(), delayMs);
     this.timer.unref();
   }
 
@@ -38,24 +60,49 @@ class LeasedRun {
     }
     if (!lease) return this.later();
     if (this.stopped) return void (await lease.release());
+    let stopWorker: () => Promise<void>;
     try {
-      this.held = { lease, stopWorker: await this.worker.start(this.s) };
+      stopWorker = await this.worker.start(this.s);
     } catch (err) {
       this.s.log.error({ err, worker: this.worker.name }, 'leased worker failed to start; trying again');
       await lease.release();
       return this.later();
     }
-    void lease.lost.then(() => this.onLost(lease));
+    const held: Held = { lease, stopWorker, health: this.watchHealth() };
+    this.held = held;
+    void lease.lost.then(() => this.letGo(held, 'lost the lease (its database session ended or stopped answering)', this.retryMs));
   }
 
-  private async onLost(lease: Lease): Promise<void> {
-    const held = this.held;
-    if (this.stopped || held?.lease !== lease) return;
+  /** While held: steps aside once `healthy` has answered false for unhealthyForMs. */
+  private watchHealth(): NodeJS.Timeout {
+    const { healthy, unhealthyForMs = 10_000 } = this.opts;
+    let failingSince: number | undefined;
+    const timer = setInterval(() => {
+      if (!healthy) return;
+      void healthy(this.s).catch(() => false).then((ok) => {
+        failingSince = ok ? undefined : failingSince ?? Date.now();
+        const held = this.held;
+        if (failingSince !== undefined && Date.now() - failingSince >= unhealthyForMs && held) {
+          void this.letGo(held, 'cannot do its work from here: stepping aside for another process', this.retryMs * STEP_ASIDE_RETRIES);
+        }
+      });
+    }, this.retryMs);
+    timer.unref();
+    return timer;
+  }
+
+  /** Stops the worker, ends the session (the lease goes to another), and tries again after `pauseMs`. */
+  private async letGo(held: Held, why: string, pauseMs: number): Promise<void> {
+    if (this.stopped || this.held !== held) return;
     this.held = undefined;
-    this.s.log.warn({ worker: this.worker.name }, 'lost the lease (its database session ended or stopped answering): stopping, then trying to take it again');
-    this.attempt = this.attempt.then(() => held.stopWorker()).catch((err) => this.s.log.error({ err }, 'leased worker failed to stop'));
+    clearInterval(held.health);
+    this.s.log.warn({ worker: this.worker.name }, `${why}: stopping, then trying to take the lease again`);
+    this.attempt = this.attempt
+      .then(() => held.stopWorker())
+      .catch((err) => this.s.log.error({ err }, 'leased worker failed to stop'))
+      .then(() => this.session.close());
     await this.attempt;
-    this.later();
+    this.later(pauseMs);
   }
 
   async stop(): Promise<void> {
@@ -66,6 +113,7 @@ class LeasedRun {
     await this.attempt;
     const held = this.held;
     this.held = undefined;
+    if (held) clearInterval(held.health);
     try {
       if (held) await held.stopWorker();
     } finally {
@@ -79,12 +127,12 @@ class LeasedRun {
  * Its start returns after the first try: the lease taken and the worker started, or left to the
  * tries that follow.
  */
-export function leased(worker: Worker, key: number, opts: { retryMs?: number; timings?: LeaseTimings } = {}): Worker {
+export function leased(worker: Worker, key: number, opts: LeasedOptions = {}): Worker {
   return {
     name: worker.name,
     ...(worker.consumes ? { consumes: worker.consumes } : {}),
     async start(s: Services) {
-      const run = new LeasedRun(s, worker, new LeaseSession(s.db.url, key, opts.timings), opts.retryMs ?? LEASE_RETRY_MS);
+      const run = new LeasedRun(s, worker, new LeaseSession(s.db.url, key, opts.timings), opts);
       await run.tryNow();
       return () => run.stop();
     },
