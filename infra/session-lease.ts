@@ -18,8 +18,8 @@
 // would hand the lock's session to others.
 import pg from 'pg';
 
-/** Keepalive settings for the lease's session on the server, in seconds: a silent peer is dropped in about 25 s. */
-const KEEPALIVES = { idle: 10, interval: 5, count: 3 };
+/** Keepalive settings for the lease's session on the server (s; ms): a silent peer is dropped in about 25 s. */
+const KEEPALIVES = { idle: 10, interval: 5, count: 3, userTimeoutMs: 25_000 };
 
 /** How the lease's sessions show in pg_stat_activity. */
 export const LEASE_APPLICATION_NAME = 'merchant-payments-lease';
@@ -80,9 +80,16 @@ export class LeaseSession {
     client.on('error', gone);
     client.on('end', gone);
     this.client = client;
-    await client.connect();
+    // A session closed while connecting (stop() ends it) leaves pg's connect() unsettled: end the wait too.
+    await new Promise<void>((resolve, reject) => {
+      const closed = () => reject(new Error('lease session closed while connecting'));
+      client.once('end', closed);
+      client.connect().then(() => { client.off('end', closed); resolve(); }, reject);
+    });
+    // tcp_user_timeout: a reply the holder never acknowledges (its host gone mid-answer) holds no
+    // keepalive probe back for the kernel's 15 minutes of retransmissions.
     await client.query(`SET tcp_keepalives_idle = ${KEEPALIVES.idle}; SET tcp_keepalives_interval = ${KEEPALIVES.interval};
-      SET tcp_keepalives_count = ${KEEPALIVES.count}`);
+      SET tcp_keepalives_count = ${KEEPALIVES.count}; SET tcp_user_timeout = ${KEEPALIVES.userTimeoutMs}`);
     return client;
   }
 
@@ -104,8 +111,9 @@ export class LeaseSession {
     this.signalLost = undefined;
     if (!client) return;
     // end() drops a socket with a query hanging on it; one gone silent may never answer its goodbye:
-    // the wait is bounded (the server drops that session by its keepalives).
-    const ended = client.end().catch(() => undefined);
-    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, this.timings.replyTimeoutMs).unref())]);
+    // after the reply time-out the socket is dropped (the server ends its side by its keepalives).
+    const ended = client.end().then(() => true, () => true);
+    const timedOut = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), this.timings.replyTimeoutMs).unref());
+    if (!(await Promise.race([ended, timedOut]))) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
   }
 }

@@ -24,7 +24,7 @@ export interface LeasedOptions {
   unhealthyForMs?: number;
 }
 
-interface Held { lease: Lease; stopWorker: () => Promise<void>; health: NodeJS.Timeout }
+interface Held { lease: Lease; stopWorker: () => Promise<void>; health: NodeJS.Timeout | undefined }
 
 class LeasedRun {
   private stopped = false;
@@ -68,21 +68,22 @@ class LeasedRun {
       await lease.release();
       return this.later();
     }
-    const held: Held = { lease, stopWorker, health: this.watchHealth() };
+    const held: Held = { lease, stopWorker, health: undefined };
+    held.health = this.watchHealth(held);
     this.held = held;
     void lease.lost.then(() => this.letGo(held, 'lost the lease (its database session ended or stopped answering)', this.retryMs));
   }
 
-  /** While held: steps aside once `healthy` has answered false for unhealthyForMs. */
-  private watchHealth(): NodeJS.Timeout {
+  /** While `held` is: steps aside once `healthy` has answered false for unhealthyForMs. */
+  private watchHealth(held: Held): NodeJS.Timeout {
     const { healthy, unhealthyForMs = 10_000 } = this.opts;
     let failingSince: number | undefined;
     const timer = setInterval(() => {
       if (!healthy) return;
       void healthy(this.s).catch(() => false).then((ok) => {
         failingSince = ok ? undefined : failingSince ?? Date.now();
-        const held = this.held;
-        if (failingSince !== undefined && Date.now() - failingSince >= unhealthyForMs && held) {
+        // An answer that comes after this lease was let go is about it, not a newer one (letGo checks).
+        if (failingSince !== undefined && Date.now() - failingSince >= unhealthyForMs) {
           void this.letGo(held, 'cannot do its work from here: stepping aside for another process', this.retryMs * STEP_ASIDE_RETRIES);
         }
       });
