@@ -7,7 +7,7 @@ import pg from 'pg';
 import type { Services } from '../commands/services.ts';
 import { createLogger } from '../infra/log.ts';
 import { leased } from '../workers/leased.ts';
-import { LEASE_APPLICATION_NAME } from '../infra/session-lease.ts';
+import { LEASE_APPLICATION_NAME, LeaseSession } from '../infra/session-lease.ts';
 import type { Worker } from '../workers/worker.ts';
 import { testDatabase } from './helpers/db.ts';
 import { waitUntil } from './helpers/wait.ts';
@@ -167,4 +167,20 @@ t.test('a holder that cannot do the work steps aside, and another takes the leas
   await stopSick();
   await stopWell();
   t.equal(await holders(), 0, 'released');
+});
+
+t.test('a session closed while it connects ends the try at once (stop() does not wait on it)', async (t) => {
+  const relay = await silentRelay(new URL(tdb.url));
+  relay.silence(); // the server never answers the connection's start
+  const viaRelay = new URL(tdb.url);
+  viaRelay.hostname = '127.0.0.1';
+  viaRelay.port = String(relay.port);
+  const session = new LeaseSession(viaRelay.toString(), KEY, { heartbeatMs: 100, replyTimeoutMs: 60_000 });
+  const trying = session.tryTake().then(() => 'taken', (err: Error) => err.message);
+  await new Promise((r) => setTimeout(r, 100));
+  const started = Date.now();
+  await session.close();
+  t.equal(await trying, 'lease session closed while connecting', 'the try fails with the session');
+  t.ok(Date.now() - started < 5_000, 'at once, not after the reply time-out');
+  relay.close();
 });
