@@ -17,7 +17,7 @@ const RETRY_MS = 50;
 
 const tdb = await testDatabase();
 t.teardown(() => tdb.teardown());
-const services = { db: tdb.db, log: createLogger('silent') } as unknown as Services;
+const services = { db: tdb.db, config: { databaseUrl: tdb.url }, log: createLogger('silent') } as unknown as Services;
 
 /** A worker that counts how many of its runs are going at once, and how many ever started. */
 function countingWorker(): { worker: Worker; running: () => number; started: () => number } {
@@ -183,4 +183,14 @@ t.test('a session closed while it connects ends the try at once (stop() does not
   t.equal(await trying, 'lease session closed while connecting', 'the try fails with the session');
   t.ok(Date.now() - started < 5_000, 'at once, not after the reply time-out');
   relay.close();
+});
+
+t.test('with the embedded database (one process by its data directory\'s lock), the worker runs without a lease', async (t) => {
+  const counting = countingWorker();
+  const embedded = { ...services, config: { databaseUrl: undefined } } as unknown as Services;
+  const stop = await leased(counting.worker, KEY, { retryMs: RETRY_MS }).start(embedded);
+  t.equal(counting.running(), 1, 'it runs');
+  t.equal(await holders(), 0, 'no lease taken, no session of its own');
+  await stop();
+  t.equal(counting.running(), 0);
 });

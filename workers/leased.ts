@@ -126,13 +126,16 @@ class LeasedRun {
 /**
  * The worker, run only while this process holds the lease `key` (a fixed number, one per worker).
  * Its start returns after the first try: the lease taken and the worker started, or left to the
- * tries that follow.
+ * tries that follow. With the embedded database, the worker simply runs.
  */
 export function leased(worker: Worker, key: number, opts: LeasedOptions = {}): Worker {
   return {
     name: worker.name,
     ...(worker.consumes ? { consumes: worker.consumes } : {}),
     async start(s: Services) {
+      // The embedded server serves one process (its data directory is locked): no one to share the
+      // work with, and a connection of its own is a backend's memory on the service's machine.
+      if (!s.config.databaseUrl) return worker.start(s);
       const run = new LeasedRun(s, worker, new LeaseSession(s.db.url, key, opts.timings), opts);
       await run.tryNow();
       return () => run.stop();
