@@ -89,10 +89,12 @@ t.test('when the bus loses its server, what was not yet safe is sent again, and 
 
   const fresh = await appendThree();
   await waitFor('the second publish', () => fresh.ids.every((id) => bus.published.has(id)));
+  const readers = app.services.merchantVersions.readerCount;
   bus.loseServer(); // within the margin: the server may have lost them
   await waitFor('the re-send', () => fresh.ids.every((id) => bus.published.get(id) === 2));
   t.same(fresh.ids.map((id) => bus.published.get(id)), [2, 2, 2], 'the unsafe events were sent again');
   t.same(settled.ids.map((id) => bus.published.get(id)), [1, 1, 1], 'what the checkpoint covered was not');
+  t.equal(app.services.merchantVersions.readerCount, readers, 'the rewound subscription\'s reader of the global order was dropped for the new one\'s');
   await waitFor('the checkpoint past the re-sent events', async () => (await checkpoint()) >= fresh.position);
   t.ok((await checkpoint()) >= fresh.position, 'the checkpoint moves on after the re-send');
 });

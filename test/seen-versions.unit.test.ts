@@ -65,3 +65,20 @@ t.test('a bounded number of streams: one no longer kept is unknown (Infinity: re
   t.equal(v.latest('m-3'), 1);
   t.equal(v.latest('m-4'), Number.POSITIVE_INFINITY, 'once any was dropped, an unseen stream may be a dropped one');
 });
+
+t.test('a closed reader is dropped; what it covered stays covered', async (t) => {
+  const v = watched();
+  v.setBaseline(0n);
+  const r = v.reader(0n);
+  r.observe([ev('m-1', 1, 1n), ev('m-1', 2, 2n)]);
+  t.equal(v.readerCount, 1);
+  r.close();
+  t.equal(v.readerCount, 0, 'dropped');
+  t.equal(v.position, 2n, 'the position does not go back');
+  t.equal(v.latest('m-1'), 2, 'nor the versions seen');
+  r.close();
+  t.equal(v.readerCount, 0, 'closing twice is harmless');
+  const next = v.reader(2n);
+  next.observe([ev('m-1', 3, 3n)]);
+  t.equal(v.position, 3n, 'a reader that starts where the covered part ends carries it on');
+});

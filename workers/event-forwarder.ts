@@ -146,7 +146,7 @@ class Forwarding {
   private subscribe(after: bigint): Subscription {
     const mine = this.epoch;
     const seen = this.s.merchantVersions.reader(after);
-    return this.s.store.subscribe({
+    const sub = this.s.store.subscribe({
       after,
       batchSize: 500,
       handler: (events) => this.forwardBatch(events, mine, seen),
@@ -154,6 +154,8 @@ class Forwarding {
         if (!(err instanceof Rewound)) this.s.log.error({ err }, 'event forwarder failed; retrying');
       },
     });
+    // The reader ends with its subscription: each rewind and each lease taken again makes a new one.
+    return { stop: async () => { await sub.stop(); seen.close(); } };
   }
 
   private async forwardBatch(events: RecordedEvent[], mine: number, seen: SeenVersionsReader): Promise<void> {

@@ -25,6 +25,12 @@ export const SEEN_STREAMS_KEPT = 100_000;
 export interface SeenVersionsReader {
   /** A batch, in order, right after what this reader observed before (or its start). */
   observe(events: RecordedEvent[]): void;
+  /**
+   * The reader stopped (a forwarder rewound, or let its lease go): its interval is dropped, so that
+   * readers do not pile up over a process's life. What it covered stays covered (the position
+   * never goes back); an interval still ahead of a gap is only a shortcut lost (a read instead).
+   */
+  close(): void;
 }
 
 export class SeenVersions {
@@ -48,6 +54,11 @@ export class SeenVersions {
     this.recompute();
   }
 
+  /** Readers not closed (for tests). */
+  get readerCount(): number {
+    return this.readers.length;
+  }
+
   /** A reader of the global order that starts after `from` (its checkpoint). */
   reader(from: bigint): SeenVersionsReader {
     const r = { from, to: from };
@@ -65,6 +76,10 @@ export class SeenVersions {
         const last = events[events.length - 1]?.position;
         if (last !== undefined && last > r.to) r.to = last;
         this.recompute();
+      },
+      close: () => {
+        const i = this.readers.indexOf(r);
+        if (i >= 0) this.readers.splice(i, 1);
       },
     };
   }
