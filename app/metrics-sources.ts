@@ -3,6 +3,7 @@ import type { ApiServices } from '../api/services.ts';
 import type { StateSources } from '../infra/metrics.ts';
 import { countEvents, projectionStatus } from '../projections/rebuild.ts';
 import { FORWARDER } from '../workers/event-forwarder.ts';
+import { leasedWorkersOf } from '../workers/leased.ts';
 import { CHECK_JOB } from '../commands/leg-initiation.ts';
 
 /** The providers this service has adapters for: each gets a pending-legs series, 0 included. */
@@ -19,6 +20,7 @@ export function stateSources(s: ApiServices): StateSources {
       const r = await s.knex.raw<{ rows: Array<{ position: string }> }>('SELECT position FROM checkpoints WHERE name = ?', [FORWARDER]);
       return countEvents(s.knex, s.store, BigInt(r.rows[0]?.position ?? 0), head);
     },
+    leasedWorkers: async () => leasedWorkersOf(s),
     busLag: async () => (await s.bus.consumerLag?.()) ?? [],
     jobs: async () => {
       const r = await s.knex.raw<{ rows: Array<{ kind: string; waiting: string | number; due: string | number }> }>(

@@ -16,6 +16,8 @@ export interface StateSources {
   projections(): Promise<Array<{ projection: string; checkpoint: bigint; head: bigint; lag: number }>>;
   /** Events stored but not yet handed to the bus by the forwarder. */
   forwarderLag(): Promise<number>;
+  /** Each worker that one process at a time runs (workers/leased.ts): whether this process runs it. */
+  leasedWorkers(): Promise<Array<{ worker: string; running: boolean }>>;
   /** Per durable consumer, messages not yet settled (where the bus can tell). */
   busLag(): Promise<Array<{ durable: string; pending: number }>>;
   /** Durable jobs waiting, by kind (provider re-checks, webhook attempts). */
@@ -84,6 +86,10 @@ export class Metrics {
   });
   private readonly forwarderLag = new client.Gauge({
     name: 'event_forwarder_lag_events', help: 'Events stored but not yet safely handed to the bus', registers: [this.registry],
+  });
+  private readonly leasedWorkerRunning = new client.Gauge({
+    name: 'leased_worker_running', help: 'Whether this process runs the worker that one process at a time runs (1) or waits to take it over (0)',
+    labelNames: ['worker'] as const, registers: [this.registry],
   });
   private readonly busPending = new client.Gauge({
     name: 'bus_consumer_pending_messages', help: 'Messages a durable bus consumer has not settled yet (queued, in flight, waiting for a redelivery)',
@@ -157,6 +163,11 @@ export class Metrics {
       }
     });
     await guard('forwarder', async () => this.forwarderLag.set(await s.forwarderLag()));
+    await guard('leases', async () => {
+      const rows = await s.leasedWorkers();
+      this.leasedWorkerRunning.reset();
+      for (const r of rows) this.leasedWorkerRunning.set({ worker: r.worker }, r.running ? 1 : 0);
+    });
     await guard('bus', async () => {
       const rows = await s.busLag();
       this.busPending.reset();

@@ -13,6 +13,8 @@ import { createLogger } from '../infra/log.ts';
 import { MemoryBus } from '../infra/bus/memory.ts';
 import { testDatabase } from './helpers/db.ts';
 import { waitUntil } from './helpers/wait.ts';
+import { request } from './helpers/app.ts';
+import { parseMetrics, series } from './helpers/finance.ts';
 import { FORWARDER_LEASE_KEY } from '../workers/event-forwarder.ts';
 import { LEASE_APPLICATION_NAME } from '../infra/session-lease.ts';
 
@@ -26,13 +28,14 @@ class TalliedBus extends MemoryBus {
   }
 }
 
+const TOKEN = 'forwarder-lease-test-token';
 const tdb = await testDatabase();
 const dirs: string[] = [];
 async function startWorker(): Promise<RunningApp> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpa-fwd-lease-'));
   dirs.push(dir);
   // BUS_FORWARD=all: the test's own event type is consumed by no worker of the service.
-  const config = loadConfig({ DATA_DIR: dir, ADMIN_TOKEN: 'forwarder-lease-test-token', LOG_LEVEL: 'silent', BUS_FORWARD: 'all' }, ['--role', 'worker']);
+  const config = loadConfig({ DATA_DIR: dir, ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'silent', BUS_FORWARD: 'all' }, ['--role', 'worker']);
   return startApp({ config: { ...config, databaseUrl: tdb.url }, database: tdb.db, bus: new TalliedBus(), log: createLogger('silent'), port: 0 });
 }
 
@@ -71,6 +74,16 @@ t.test('two worker processes publish each event once between them', async (t) =>
   t.same(r.rows[0], { sessions: '2', holders: '1' }, 'both processes have a lease session; one holds the forwarder\'s lease');
 });
 
+/** What a process's /metrics says of the forwarder: 1 where it runs, 0 where it waits. */
+const forwarding = async (app: RunningApp): Promise<number | undefined> => {
+  const r = await request(app.url!, 'GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
+  return parseMetrics(r.text).get(series('leased_worker_running', { worker: 'forwarder' }));
+};
+
+t.test('each process\'s /metrics says whether it forwards', async (t) => {
+  t.same([await forwarding(first), await forwarding(second)], [1, 0]);
+});
+
 // Liveness: the process left takes the lease over (before the lease, it forwarded all along).
 t.test('when the forwarding process stops, the other forwards what follows', async (t) => {
   await first.stop();
@@ -78,4 +91,5 @@ t.test('when the forwarding process stops, the other forwards what follows', asy
   const ids = await appendThree(second);
   await waitUntil('the events published by the process left', () => ids.every((id) => published.has(id)));
   t.same(ids.map((id) => published.get(id)), [1, 1, 1]);
+  t.equal(await forwarding(second), 1, 'its /metrics says so');
 });

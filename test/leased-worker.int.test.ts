@@ -6,7 +6,7 @@ import net from 'node:net';
 import pg from 'pg';
 import type { Services } from '../commands/services.ts';
 import { createLogger } from '../infra/log.ts';
-import { leased } from '../workers/leased.ts';
+import { leased, leasedWorkersOf } from '../workers/leased.ts';
 import { LEASE_APPLICATION_NAME, LeaseSession } from '../infra/session-lease.ts';
 import type { Worker } from '../workers/worker.ts';
 import { testDatabase } from './helpers/db.ts';
@@ -191,6 +191,8 @@ t.test('with the embedded database (one process by its data directory\'s lock), 
   const stop = await leased(counting.worker, KEY, { retryMs: RETRY_MS }).start(embedded);
   t.equal(counting.running(), 1, 'it runs');
   t.equal(await holders(), 0, 'no lease taken, no session of its own');
+  t.same(leasedWorkersOf(embedded), [{ worker: 'counting', running: true }], 'reported as running here');
   await stop();
   t.equal(counting.running(), 0);
+  t.same(leasedWorkersOf(embedded), [{ worker: 'counting', running: false }], 'and as not running once stopped');
 });

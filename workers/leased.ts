@@ -38,6 +38,11 @@ class LeasedRun {
     this.retryMs = opts.retryMs ?? LEASE_RETRY_MS;
   }
 
+  /** Whether this process holds the lease and runs the worker. */
+  get running(): boolean {
+    return this.held !== undefined;
+  }
+
   /** One try now; the next ones are scheduled while the lease is not held. */
   tryNow(): Promise<void> {
     this.attempt = this.attempt.then(() => this.take());
@@ -123,6 +128,20 @@ class LeasedRun {
   }
 }
 
+/** Per running service (tests run several in one process): each leased worker's "does this process run it". */
+const runningHere = new WeakMap<Services, Map<string, () => boolean>>();
+
+/** Each leased worker this service started, and whether it runs it now (/metrics). */
+export function leasedWorkersOf(s: Services): Array<{ worker: string; running: boolean }> {
+  return [...(runningHere.get(s) ?? new Map<string, () => boolean>())].map(([worker, running]) => ({ worker, running: running() }));
+}
+
+function report(s: Services, worker: string, running: () => boolean): void {
+  const byWorker = runningHere.get(s) ?? new Map<string, () => boolean>();
+  byWorker.set(worker, running);
+  runningHere.set(s, byWorker);
+}
+
 /**
  * The worker, run only while this process holds the lease `key` (a fixed number, one per worker).
  * Its start returns after the first try: the lease taken and the worker started, or left to the
@@ -135,8 +154,14 @@ export function leased(worker: Worker, key: number, opts: LeasedOptions = {}): W
     async start(s: Services) {
       // The embedded server serves one process (its data directory is locked): no one to share the
       // work with, and a connection of its own is a backend's memory on the service's machine.
-      if (!s.config.databaseUrl) return worker.start(s);
+      if (!s.config.databaseUrl) {
+        const stop = await worker.start(s);
+        let running = true;
+        report(s, worker.name, () => running);
+        return async () => { running = false; await stop(); };
+      }
       const run = new LeasedRun(s, worker, new LeaseSession(s.db.url, key, opts.timings), opts);
+      report(s, worker.name, () => run.running);
       await run.tryNow();
       return () => run.stop();
     },
