@@ -16,7 +16,7 @@ import { waitUntil } from './helpers/wait.ts';
 import { request } from './helpers/app.ts';
 import { parseMetrics, series } from './helpers/finance.ts';
 import { FORWARDER_LEASE_KEY } from '../workers/event-forwarder.ts';
-import { LEASE_APPLICATION_NAME } from '../infra/session-lease.ts';
+import { leaseHolders, leaseSessions } from './helpers/leases.ts';
 
 /** Every publish of either app's bus, by event id. */
 const published = new Map<string, number>();
@@ -65,13 +65,8 @@ t.test('two worker processes publish each event once between them', async (t) =>
   await waitUntil('every event published', () => ids.every((id) => published.has(id)));
   await settle(); // a second forwarder would publish them too by now
   t.same(ids.map((id) => published.get(id)), ids.map(() => 1), 'each event published once');
-  const r = await tdb.db.knex.raw<{ rows: Array<{ sessions: string; holders: string }> }>(
-    `SELECT count(*) AS sessions, count(*) FILTER (WHERE l.pid IS NOT NULL) AS holders
-       FROM pg_stat_activity a
-       LEFT JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory' AND l.granted
-        AND (l.classid::bigint << 32) | l.objid::bigint = ?
-      WHERE a.application_name = ? AND a.datname = current_database()`, [FORWARDER_LEASE_KEY, LEASE_APPLICATION_NAME]);
-  t.same(r.rows[0], { sessions: '2', holders: '1' }, 'both processes have a lease session; one holds the forwarder\'s lease');
+  const held = { sessions: (await leaseSessions(tdb.db.knex)).length, holders: await leaseHolders(tdb.db.knex, FORWARDER_LEASE_KEY) };
+  t.same(held, { sessions: 2, holders: 1 }, 'both processes have a lease session; one holds the forwarder\'s lease');
 });
 
 /** What a process's /metrics says of the forwarder: 1 where it runs, 0 where it waits. */

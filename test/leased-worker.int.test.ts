@@ -7,7 +7,8 @@ import pg from 'pg';
 import type { Services } from '../commands/services.ts';
 import { createLogger } from '../infra/log.ts';
 import { leased, leasedWorkersOf } from '../workers/leased.ts';
-import { LEASE_APPLICATION_NAME, LeaseSession } from '../infra/session-lease.ts';
+import { LeaseSession } from '../infra/session-lease.ts';
+import { leaseHolders, leaseSessions as sessionsOf } from './helpers/leases.ts';
 import type { Worker } from '../workers/worker.ts';
 import { testDatabase } from './helpers/db.ts';
 import { waitUntil } from './helpers/wait.ts';
@@ -37,19 +38,8 @@ function countingWorker(): { worker: Worker; running: () => number; started: () 
   };
 }
 
-const holders = async (): Promise<number> => {
-  const r = await tdb.db.knex.raw<{ rows: Array<{ n: string }> }>(
-    "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = ? AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())", [KEY]);
-  return Number(r.rows[0]!.n);
-};
-
-/** The lease's sessions on this database: when each started (a connection per try would change them). */
-const leaseSessions = async (): Promise<string[]> => {
-  const r = await tdb.db.knex.raw<{ rows: Array<{ started: string }> }>(
-    `SELECT backend_start::text AS started FROM pg_stat_activity
-      WHERE application_name = ? AND datname = current_database() ORDER BY backend_start`, [LEASE_APPLICATION_NAME]);
-  return r.rows.map((row) => row.started);
-};
+const holders = () => leaseHolders(tdb.db.knex, KEY);
+const leaseSessions = () => sessionsOf(tdb.db.knex);
 
 t.test('one of three runs the worker; the next takes over when the holder stops', async (t) => {
   const counting = countingWorker();
@@ -111,8 +101,12 @@ t.test('a worker that fails to start gives the lease up (another takes it) and i
   t.equal(await holders(), 0, 'released on stop');
 });
 
-/** A TCP relay to PostgreSQL that can go silent: it stops passing bytes (and closes) without closing anything. */
-async function silentRelay(target: URL): Promise<{ port: number; silence: () => void; close: () => void }> {
+/**
+ * A TCP relay to PostgreSQL that can go silent: it stops passing bytes (and closes) without closing
+ * anything. `url`: the database at `databaseUrl`, through the relay.
+ */
+async function silentRelay(databaseUrl: string): Promise<{ url: string; silence: () => void; close: () => void }> {
+  const target = new URL(databaseUrl);
   let silent = false;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((inbound) => {
@@ -126,19 +120,19 @@ async function silentRelay(target: URL): Promise<{ port: number; silence: () => 
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const url = new URL(databaseUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as net.AddressInfo).port);
   return {
-    port: (server.address() as net.AddressInfo).port,
+    url: url.toString(),
     silence: () => { silent = true; },
     close: () => { for (const sk of sockets) sk.destroy(); server.close(); },
   };
 }
 
 t.test('a holder whose session goes silent stops its worker within its heartbeat', async (t) => {
-  const relay = await silentRelay(new URL(tdb.url));
-  const viaRelay = new URL(tdb.url);
-  viaRelay.hostname = '127.0.0.1';
-  viaRelay.port = String(relay.port);
-  const relayed = { ...services, db: { ...tdb.db, url: viaRelay.toString() } } as unknown as Services;
+  const relay = await silentRelay(tdb.url);
+  const relayed = { ...services, db: { ...tdb.db, url: relay.url } } as unknown as Services;
   const counting = countingWorker();
   const stopA = await leased(counting.worker, KEY, { retryMs: RETRY_MS, timings: { heartbeatMs: 100, replyTimeoutMs: 400 } }).start(relayed);
   t.equal(counting.running(), 1, 'the holder runs the worker');
@@ -170,12 +164,9 @@ t.test('a holder that cannot do the work steps aside, and another takes the leas
 });
 
 t.test('a session closed while it connects ends the try at once (stop() does not wait on it)', async (t) => {
-  const relay = await silentRelay(new URL(tdb.url));
+  const relay = await silentRelay(tdb.url);
   relay.silence(); // the server never answers the connection's start
-  const viaRelay = new URL(tdb.url);
-  viaRelay.hostname = '127.0.0.1';
-  viaRelay.port = String(relay.port);
-  const session = new LeaseSession(viaRelay.toString(), KEY, { heartbeatMs: 100, replyTimeoutMs: 60_000 });
+  const session = new LeaseSession(relay.url, KEY, { heartbeatMs: 100, replyTimeoutMs: 60_000 });
   const trying = session.tryTake().then(() => 'taken', (err: Error) => err.message);
   await new Promise((r) => setTimeout(r, 100));
   const started = Date.now();

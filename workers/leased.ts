@@ -80,11 +80,11 @@ class LeasedRun {
   }
 
   /** While `held` is: steps aside once `healthy` has answered false for unhealthyForMs. */
-  private watchHealth(held: Held): NodeJS.Timeout {
+  private watchHealth(held: Held): NodeJS.Timeout | undefined {
     const { healthy, unhealthyForMs = 10_000 } = this.opts;
+    if (!healthy) return undefined;
     let failingSince: number | undefined;
     const timer = setInterval(() => {
-      if (!healthy) return;
       void healthy(this.s).catch(() => false).then((ok) => {
         failingSince = ok ? undefined : failingSince ?? Date.now();
         // An answer that comes after this lease was let go is about it, not a newer one (letGo checks).
