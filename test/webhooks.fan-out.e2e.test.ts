@@ -14,6 +14,8 @@ import { startReceiver, until, sleep, widgetResource, appendWidget, widgetCreate
 import { registerWebhookResource } from '../workers/webhooks/resources.ts';
 import { recordWebhookEvent } from '../workers/webhooks/store.ts';
 import { toMessage } from '../workers/event-forwarder.ts';
+import { busySessions } from './helpers/db.ts';
+import { settles, WAIT_BOUND_MS } from './helpers/wait.ts';
 
 // Registered after the start: the service's recorder does not consume widget events, so only the
 // calls below record them, each when the test says.
@@ -28,7 +30,9 @@ const s = h.app.services;
  * per transaction: the holder would see the moment of its first look for ever).
  */
 async function holdDeliveries() {
-  const [c, watch] = [new pg.Client({ connectionString: h.database.url }), new pg.Client({ connectionString: h.database.url })];
+  // Every statement of theirs bounded too: one that never ends fails instead of holding the file up.
+  const client = () => new pg.Client({ connectionString: h.database.url, query_timeout: WAIT_BOUND_MS });
+  const [c, watch] = [client(), client()];
   await Promise.all([c.connect(), watch.connect()]);
   await c.query('BEGIN');
   await c.query('LOCK TABLE webhook_deliveries IN SHARE MODE');
@@ -47,6 +51,12 @@ async function waitingRecorder(c: pg.Client): Promise<number> {
     `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%record_webhook_events_fanout%'`,
   )).rows[0]?.pid, 'a recording statement waiting in its fan-out');
 }
+
+/**
+ * `p`, bounded: a statement that never ends fails naming the step and what every session of the
+ * database was waiting on then (the waits below are on locks the test itself holds).
+ */
+const step = <T>(what: string, p: Promise<T>): Promise<T> => settles(what, p, undefined, () => busySessions(h.database.url));
 
 async function lastEvent(widgetId: string) {
   const stream = await s.store.readStream(`widget-${widgetId}`);
@@ -72,7 +82,7 @@ t.test("a merchant's fan-out held up keeps no other merchant's event out of the 
   const aEvent = await lastEvent(await appendWidget(h, randomUUID(), [widgetCreated(a), widgetCompleted()]));
   const bEvent = await lastEvent(await appendWidget(h, randomUUID(), [widgetCreated(b), widgetCompleted()]));
 
-  const held = await holdDeliveries();
+  const held = await step('webhook_deliveries held', holdDeliveries());
   let released = false;
   t.teardown(async () => { if (!released) await held.release(); });
   const recordingA = recordWebhookEvent(s, toMessage(aEvent), { firstDelivery: true });
@@ -95,7 +105,7 @@ t.test("a merchant's fan-out held up keeps no other merchant's event out of the 
 
   await held.release();
   released = true;
-  t.same(await Promise.all([recordingA, recordingB]), [1, 1], 'each recorded once');
+  t.same(await step('both recordings', Promise.all([recordingA, recordingB])), [1, 1], 'each recorded once');
   await until(() => rxA.deliveries.length === 1 && rxB.deliveries.length === 1, 'both delivered once the fan-outs go on');
 });
 
@@ -104,18 +114,27 @@ t.test("a merchant's fan-out held up keeps no other merchant's event out of the 
  * between the two commits leaves (the recorder's process, or its connection, gone).
  */
 async function recordedWithoutFanOut(t: Test, eventMessage: ReturnType<typeof toMessage>): Promise<void> {
-  const held = await holdDeliveries();
+  const held = await step('webhook_deliveries held', holdDeliveries());
+  let released = false;
+  const release = async () => { if (!released) { released = true; await step('the hold released', held.release()); } };
+  // A failure below must not leave the table held: the app's stop would wait on it for ever.
+  t.teardown(release);
   // Its outcome watched from the start: it fails as soon as it is cancelled, before anything awaits it.
-  const recording = recordWebhookEvent(s, eventMessage, { firstDelivery: true }).then(() => 'recorded', () => 'failed');
+  let outcome: 'recorded' | 'failed' | undefined;
+  void recordWebhookEvent(s, eventMessage, { firstDelivery: true }).then(() => 'recorded' as const, () => 'failed' as const).then((o) => { outcome = o; });
   await waitingRecorder(held.client);
-  // The service's own webhook worker records the same event from the bus and may be waiting too:
-  // every waiting fan-out is cut short (the worker's message comes again, as after a crash).
-  await held.client.query(
-    `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-       AND query LIKE '%record_webhook_events_fanout%'`,
-  );
-  t.equal(await recording, 'failed', 'the recording fails: its message is not acknowledged and will come again');
-  await held.release();
+  // Every fan-out waiting on the held table is cancelled, again until the recording has ended: a
+  // cancel is a signal to whatever its backend runs at that instant, and one that reached no waiting
+  // statement would leave the recording waiting for a release that comes only after it.
+  await until(async () => {
+    await held.client.query(
+      `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+         AND query LIKE '%record_webhook_events_fanout%'`,
+    );
+    return outcome;
+  }, 'the recording cut short in its fan-out');
+  t.equal(outcome, 'failed', 'the recording fails: its message is not acknowledged and will come again');
+  await release();
   const row = await s.knex('webhook_events').where({ id: eventMessage.id }).first('fanout_endpoints');
   t.ok(row?.fanout_endpoints, 'the event committed, its fan-out not');
   t.equal((await s.knex('webhook_deliveries').where({ event_id: eventMessage.id })).length, 0, 'no delivery yet');
@@ -132,14 +151,14 @@ t.test('a fan-out cut short: done with the next event of the resource, in order;
   t.equal(rx.deliveries.length, 0, 'nothing is sent before its fan-out');
 
   const second = await lastEvent(await appendWidget(h, id, [widgetCompleted()]));
-  t.equal(await recordWebhookEvent(s, toMessage(second), { firstDelivery: true }), 1);
+  t.equal(await step('the next event recorded', recordWebhookEvent(s, toMessage(second), { firstDelivery: true })), 1);
   await until(() => rx.deliveries.length === 2, 'both events of the resource delivered');
   t.same(rx.deliveries.map((d) => d.headers['x-service-webhook-id']), [first.id, second.id], 'the earlier one first: it was fanned out before the later');
-  t.equal(await recordWebhookEvent(s, toMessage(first), { firstDelivery: false }), 0, 'its message again: nothing new');
+  t.equal(await step('its message again', recordWebhookEvent(s, toMessage(first), { firstDelivery: false })), 0, 'its message again: nothing new');
 
   const other = await lastEvent(await appendWidget(h, randomUUID(), [widgetCreated(m), widgetCompleted()]));
   await recordedWithoutFanOut(t, toMessage(other));
-  t.equal(await recordWebhookEvent(s, toMessage(other), { firstDelivery: false }), 0, 'the message again: the event is not recorded twice');
+  t.equal(await step('the message again', recordWebhookEvent(s, toMessage(other), { firstDelivery: false })), 0, 'the message again: the event is not recorded twice');
   await until(() => rx.deliveries.length === 3, 'and it is fanned out and delivered');
   t.equal(rx.deliveries[2]!.headers['x-service-webhook-id'], other.id);
   await sleep(300);

@@ -160,3 +160,24 @@ export async function testDatabase(opts: { poolMax?: number } = {}): Promise<Tes
     },
   };
 }
+
+/**
+ * What every other busy session of the database is doing, one line each, with the sessions that
+ * block it (pg_blocking_pids): named in a failure, so a wait that never ended says what held it.
+ * A connection of its own, bounded: it answers even when the pools under test are stuck.
+ */
+export async function busySessions(url: string): Promise<string> {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, query_timeout: 5_000 });
+  try {
+    await c.connect();
+    const r = await c.query(
+      `SELECT pid, state, wait_event_type, wait_event, pg_blocking_pids(pid) AS blocked_by, left(query, 120) AS query
+       FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`,
+    );
+    return `busy sessions: ${r.rows.map((x) => JSON.stringify(x)).join('; ') || 'none'}`;
+  } catch (err) {
+    return `busy sessions unreadable: ${(err as Error).message}`;
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}

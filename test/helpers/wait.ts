@@ -33,11 +33,18 @@ export async function waitUntil<T>(what: string, probe: () => T | Promise<T>, bo
   }
 }
 
-/** Resolves with `p`, or fails naming `what` after `boundMs` (a promise that should settle by itself). */
-export async function settles<T>(what: string, p: Promise<T>, boundMs = WAIT_BOUND_MS): Promise<T> {
+/**
+ * Resolves with `p`, or fails naming `what` after `boundMs` (a promise that should settle by itself);
+ * `explain`, when given, adds what it answers then (e.g. what the database's sessions wait on).
+ */
+export async function settles<T>(what: string, p: Promise<T>, boundMs = WAIT_BOUND_MS, explain?: () => Promise<string>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${Math.round(boundMs / 1000)} s waiting for ${what}`)), boundMs);
+    timer = setTimeout(() => {
+      const message = `timed out after ${Math.round(boundMs / 1000)} s waiting for ${what}`;
+      if (!explain) return reject(new Error(message));
+      explain().then((e) => reject(new Error(`${message}; ${e}`)), (err: unknown) => reject(new Error(`${message} (${String(err)})`)));
+    }, boundMs);
   });
   try {
     return await Promise.race([p, bound]);
