@@ -45,10 +45,14 @@ async function holdDeliveries() {
   };
 }
 
+/** The recording statements waiting for a lock (their fan-outs, held up by holdDeliveries). */
+const WAITING_RECORDINGS = `FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+  AND query LIKE '%record_webhook_events_fanout%'`;
+
 /** The backend of a recording statement waiting for a lock (its fan-out, held up by holdDeliveries). */
 async function waitingRecorder(c: pg.Client): Promise<number> {
   return until(async () => (await c.query<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%record_webhook_events_fanout%'`,
+    `SELECT pid ${WAITING_RECORDINGS}`,
   )).rows[0]?.pid, 'a recording statement waiting in its fan-out');
 }
 
@@ -99,7 +103,7 @@ t.test("a merchant's fan-out held up keeps no other merchant's event out of the 
   t.equal(outcome, 'in its feed', "the other merchant's event reaches its feed while the first merchant's fan-out waits");
   // The other merchant's fan-out waits on the held deliveries too: the first is one of those waiting.
   const waiting = (await held.client.query<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%record_webhook_events_fanout%'`,
+    `SELECT pid ${WAITING_RECORDINGS}`,
   )).rows.map((r) => r.pid);
   t.ok(waiting.includes(recorderA), 'the first fan-out was waiting all along');
 
@@ -127,10 +131,7 @@ async function recordedWithoutFanOut(t: Test, eventMessage: ReturnType<typeof to
   // cancel is a signal to whatever its backend runs at that instant, and one that reached no waiting
   // statement would leave the recording waiting for a release that comes only after it.
   await until(async () => {
-    await held.client.query(
-      `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-         AND query LIKE '%record_webhook_events_fanout%'`,
-    );
+    await held.client.query(`SELECT pg_cancel_backend(pid) ${WAITING_RECORDINGS}`);
     return outcome;
   }, 'the recording cut short in its fan-out');
   t.equal(outcome, 'failed', 'the recording fails: its message is not acknowledged and will come again');
