@@ -83,7 +83,7 @@ t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with i
   t.type(report.machine.nats, 'string', 'NATS answered with its version');
 
   const names = Object.keys(report.scenarios);
-  for (const name of ['append pg 16w distinct vs emmett', 'append pg 16w hot vs emmett', 'append embedded 16w distinct', 'payin-create', 'payin-create p50', 'payin-create p99', 'payin-create CPU per pair', 'payin-create drain', 'memory']) {
+  for (const name of ['append pg 16w distinct vs emmett', 'append pg 16w hot vs emmett', 'append embedded 16w distinct', 'payin-create', 'payin-create p50', 'payin-create p99', 'payin-create CPU per pair', 'payin-create drain', 'payin-create settled', 'memory']) {
     t.ok(names.includes(name), `${name} reported`);
   }
   for (const [name, r] of Object.entries<Record<string, unknown>>(report.scenarios)) {
@@ -110,6 +110,13 @@ t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with i
   // The CPU per pair counts every payin's work until it settled (bench/PROFILE.md §34): none left.
   t.equal(details.drain.pendingAtLimit, 0, 'every payin of the load settled before the CPU was read');
   t.match(report.scenarios['payin-create drain'], { unit: 's after the load until every payin settled', details: { pendingAtLimit: 0 } }, 'how far the background fell behind, reported');
+  // The whole work's pace, which a change cannot raise by deferring the legs' starts: the load's
+  // payins over the load and its drain (the smoke profile's load lasts 1 s).
+  const settled = report.scenarios['payin-create settled'];
+  t.equal(settled.unit, 'payins settled/s over the load and its drain');
+  const drained = report.scenarios['payin-create drain'];
+  t.ok(Math.abs(settled.value - drained.details.payinsOfTheLoad / (1 + drained.value)) < 0.6, // payinsOfTheLoad is rounded
+    `payins settled/s (${settled.value}) = the load's payins over its second and the drain`);
   t.ok(details.ceilingCpuMsPerCreate.processMsPerCreate > 0, `the ceiling process's CPU per create (${details.ceilingCpuMsPerCreate.processMsPerCreate} ms)`);
   if (local) t.ok(details.ceilingCpuMsPerCreate.postgresMsPerCreate > 0, `the ceiling's PostgreSQL CPU per create (${details.ceilingCpuMsPerCreate.postgresMsPerCreate} ms)`);
   if (natsServerCpuClock(NATS_URL)) t.ok(details.natsCpuMsPerPair > 0, `the NATS server's CPU per pair (${details.natsCpuMsPerPair} ms)`);

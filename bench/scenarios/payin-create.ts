@@ -161,6 +161,12 @@ export async function payinCreate(profile: Profile, opts: { nodeArgs?: string[];
       value: drain!.seconds, unit: 's after the load until every payin settled',
       details: { pendingAtLoadEnd: drain!.pendingAtLoadEnd, pendingAtLimit: drain!.pendingAtLimit, payinsOfTheLoad: round(ours.ok / 2, 0) },
     }),
+    // The whole work's pace: the load's payins over the load and its drain. Creates/s can be bought
+    // by starting fewer legs during the load (the background's share of the loop goes to the
+    // requests, the drain grows); this figure cannot, so a change is judged on both (PROFILE §36).
+    [`payin-create${suffix} settled`]: judge({
+      value: round(ours.ok / 2 / (profile.seconds + drain!.seconds)), unit: 'payins settled/s over the load and its drain',
+    }),
     [`memory${suffix}`]: judge({
       value: round(memory.totalMb), unit: 'MB peak RSS', target: { on: 'value', op: '<=', bound: 300 },
       details: opts.embedded
