@@ -3,42 +3,83 @@
 // embedded service's memory down (bench/PROFILE.md §19). Started here on an empty data directory, as
 // on a fresh machine: the embedded PostgreSQL is initialised under its data directory, the
 // dashboard's static files are served from the build, and SIGTERM stops it (and its server) cleanly.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { request } from './helpers/app.ts';
 import { freePort } from './helpers/net.ts';
 import { stopEmbeddedPostgres } from '../infra/embedded-postgres.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
-const dist = path.join(root, 'dist');
 
-t.test('npm run build empties dist/ and compiles the service with its static files', async (t) => {
-  fs.mkdirSync(dist, { recursive: true });
-  fs.writeFileSync(path.join(dist, 'removed-module.js'), 'throw new Error("stale")\n');
-  execFileSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'pipe' });
-  t.notOk(fs.existsSync(path.join(dist, 'removed-module.js')), 'a module no longer in the sources is gone');
+/** Runs scripts/build.mjs with `args`; resolves with its exit code. */
+const build = (...args: string[]) => new Promise<number | null>((resolve) => {
+  const c = spawn(process.execPath, [path.join(root, 'scripts/build.mjs'), ...args], { cwd: root, stdio: 'ignore' });
+  c.once('exit', (code) => resolve(code));
+});
+
+/**
+ * A build directory of the test's own (`--out-dir`): the suite's other files run services from dist/
+ * meanwhile (the bench's test among them), so these tests never change dist/ itself.
+ */
+function ownOutDir(t: Test): string {
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'build-'));
+  t.teardown(() => fs.rmSync(parent, { recursive: true, force: true }));
+  return path.join(parent, 'dist');
+}
+
+t.test('npm run build empties its directory and compiles the service with its static files', async (t) => {
+  const out = ownOutDir(t);
+  fs.mkdirSync(out, { recursive: true });
+  fs.writeFileSync(path.join(out, 'removed-module.js'), 'throw new Error("stale")\n');
+  t.equal(await build('--out-dir', out), 0, 'the build exits 0');
+  t.notOk(fs.existsSync(path.join(out, 'removed-module.js')), 'a module no longer in the sources is gone');
   for (const f of ['app/main.js', 'infra/embedded-postgres.js', 'dashboard/static/dashboard.css', 'dashboard/static/dashboard.js']) {
-    t.ok(fs.existsSync(path.join(dist, f)), f);
+    t.ok(fs.existsSync(path.join(out, f)), f);
   }
-  const app = fs.readFileSync(path.join(dist, 'app/app.js'), 'utf8');
+  const app = fs.readFileSync(path.join(out, 'app/app.js'), 'utf8');
   t.match(app, /from ["']\.\.\/infra\/clock\.js["']/, 'relative imports point at the compiled .js files');
   t.notMatch(app, /from ["']\.{1,2}\/[^"']*\.ts["']/, 'none at a .ts file');
 });
 
-t.test('builds at the same time (two roles started together) all succeed and leave one complete dist/', async (t) => {
-  const build = () => new Promise<number | null>((resolve) => {
-    const c = spawn(process.execPath, [path.join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'ignore' });
-    c.once('exit', (code) => resolve(code));
-  });
-  t.same(await Promise.all([build(), build(), build()]), [0, 0, 0], 'every build exits 0');
-  t.ok(fs.existsSync(path.join(dist, 'app/main.js')) && fs.existsSync(path.join(dist, 'dashboard/static/dashboard.css')), 'dist/ is complete');
-  t.same(fs.readdirSync(root).filter((f) => f.startsWith('dist.')), [], 'no build directory left behind');
+t.test('builds at the same time (two roles started together) all succeed and leave one complete directory', async (t) => {
+  const out = ownOutDir(t);
+  t.same(await Promise.all([build('--out-dir', out), build('--out-dir', out), build('--out-dir', out)]), [0, 0, 0], 'every build exits 0');
+  t.ok(fs.existsSync(path.join(out, 'app/main.js')) && fs.existsSync(path.join(out, 'dashboard/static/dashboard.css')), 'the build is complete');
+  t.same(fs.readdirSync(path.dirname(out)), ['dist'], 'no build directory left behind');
+});
+
+// A service of another role (or the bench's) may be loading its modules from the directory while a
+// build of the same sources runs: swapping the directory, even by two renames, leaves an instant
+// without it (a service failed to start on ERR_MODULE_NOT_FOUND in CI that way).
+t.test('a build of unchanged sources leaves the directory in place', async (t) => {
+  const out = ownOutDir(t);
+  t.equal(await build('--out-dir', out), 0);
+  const before = fs.statSync(out).ino;
+  let missing = 0;
+  let watching = true;
+  const watch = (async () => {
+    while (watching) {
+      if (!fs.existsSync(path.join(out, 'app/main.js'))) missing++;
+      await new Promise((r) => setImmediate(r));
+    }
+  })();
+  const codes = await Promise.all([build('--out-dir', out), build('--out-dir', out)]);
+  watching = false;
+  await watch;
+  t.same(codes, [0, 0], 'both builds exit 0');
+  t.equal(fs.statSync(out).ino, before, 'the same directory: not replaced');
+  t.equal(missing, 0, 'app/main.js was there at every look during the builds');
+  fs.appendFileSync(path.join(out, 'app/main.js'), '// changed\n');
+  t.equal(await build('--out-dir', out), 0);
+  t.not(fs.statSync(out).ino, before, 'a directory that differs from the sources\' build is replaced');
+  t.notMatch(fs.readFileSync(path.join(out, 'app/main.js'), 'utf8'), '// changed', 'by the build');
 });
 
 t.test('bin/service runs the build on an empty data directory, then stops on SIGTERM', async (t) => {
+  t.equal(await build(), 0, 'npm run build (dist/ left in place when it is current)');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bin-service-'));
   t.teardown(async () => {
     await stopEmbeddedPostgres(dataDir); // a service SIGKILLed by the teardown leaves its server running
