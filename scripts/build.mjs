@@ -21,12 +21,15 @@ const dist = outArg >= 0 ? path.resolve(process.argv[outArg + 1]) : path.join(ro
 const next = `${dist}.building-${process.pid}`;
 const old = `${dist}.old-${process.pid}`;
 
-/** Every file under `dir`, as paths relative to it, sorted. */
-function filesOf(dir) {
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name)))
-    .sort();
+/** Every file under `dir`, as paths relative to it, sorted (walked by hand: early Node 20 releases' recursive readdir could miss entries). */
+function filesOf(dir, prefix = '') {
+  const files = [];
+  for (const e of fs.readdirSync(path.join(dir, prefix), { withFileTypes: true })) {
+    const rel = path.join(prefix, e.name);
+    if (e.isDirectory()) files.push(...filesOf(dir, rel));
+    else files.push(rel);
+  }
+  return files.sort();
 }
 
 /** True when `a` and `b` hold the same files with the same bytes. */
