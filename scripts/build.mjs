@@ -21,7 +21,7 @@ const dist = outArg >= 0 ? path.resolve(process.argv[outArg + 1]) : path.join(ro
 const next = `${dist}.building-${process.pid}`;
 const old = `${dist}.old-${process.pid}`;
 
-/** Every file under `dir`, as paths relative to it, sorted (walked by hand: early Node 20 releases' recursive readdir could miss entries). */
+/** Every file under `dir`, as paths relative to it, sorted (walked by hand: recursive readdir with file types missed entries in Node 20.5, nodejs/node#49299). */
 function filesOf(dir, prefix = '') {
   const files = [];
   for (const e of fs.readdirSync(path.join(dir, prefix), { withFileTypes: true })) {

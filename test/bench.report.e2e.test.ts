@@ -109,12 +109,12 @@ t.test('npm run bench (smoke profile): latest.json\'s shape, every figure with i
   else t.equal(details.postgresCpuMsPerPair, null, 'a server elsewhere: no figure');
   // The CPU per pair counts every payin's work until it settled (bench/PROFILE.md §34): none left.
   t.equal(details.drain.pendingAtLimit, 0, 'every payin of the load settled before the CPU was read');
-  t.match(report.scenarios['payin-create drain'], { unit: 's after the load until every payin settled', details: { pendingAtLimit: 0 } }, 'how far the background fell behind, reported');
+  const drained = report.scenarios['payin-create drain'];
+  t.match(drained, { unit: 's after the load until every payin settled', details: { pendingAtLimit: 0 } }, 'how far the background fell behind, reported');
   // The whole work's pace, which a change cannot raise by deferring the legs' starts: the load's
   // payins over the load and its drain (the smoke profile's load lasts 1 s).
   const settled = report.scenarios['payin-create settled'];
   t.equal(settled.unit, 'payins settled/s over the load and its drain');
-  const drained = report.scenarios['payin-create drain'];
   t.ok(Math.abs(settled.value - drained.details.payinsOfTheLoad / (1 + drained.value)) < 0.6, // payinsOfTheLoad is rounded
     `payins settled/s (${settled.value}) = the load's payins over its second and the drain`);
   t.ok(details.ceilingCpuMsPerCreate.processMsPerCreate > 0, `the ceiling process's CPU per create (${details.ceilingCpuMsPerCreate.processMsPerCreate} ms)`);

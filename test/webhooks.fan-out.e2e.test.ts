@@ -25,24 +25,34 @@ registerWebhookResource(widgetResource);
 const s = h.app.services;
 
 /**
+ * `p`, bounded: a statement that never ends fails naming the step and what every session of the
+ * database was waiting on then (the waits below are on locks the test itself holds).
+ */
+const step = <T>(what: string, p: Promise<T>): Promise<T> => settles(what, p, undefined, () => busySessions(h.database.url));
+
+/**
  * A connection of the test's own holding webhook_deliveries against writes (reads go on) until
  * released, and one outside any transaction that watches the others (pg_stat_activity is read once
- * per transaction: the holder would see the moment of its first look for ever).
+ * per transaction: the holder would see the moment of its first look for ever). Released once,
+ * whoever asks first: the test, or its teardown after a failure (a table left held would make the
+ * app's stop wait for ever).
  */
-async function holdDeliveries() {
+async function holdDeliveries(t: Test) {
   // Every statement of theirs bounded too: one that never ends fails instead of holding the file up.
   const client = () => new pg.Client({ connectionString: h.database.url, query_timeout: WAIT_BOUND_MS });
   const [c, watch] = [client(), client()];
-  await Promise.all([c.connect(), watch.connect()]);
-  await c.query('BEGIN');
-  await c.query('LOCK TABLE webhook_deliveries IN SHARE MODE');
-  return {
-    client: watch,
-    release: async () => {
-      await c.query('ROLLBACK');
-      await Promise.all([c.end(), watch.end()]);
-    },
-  };
+  await step('webhook_deliveries held', (async () => {
+    await Promise.all([c.connect(), watch.connect()]);
+    await c.query('BEGIN');
+    await c.query('LOCK TABLE webhook_deliveries IN SHARE MODE');
+  })());
+  let released: Promise<void> | undefined;
+  const release = () => (released ??= step('the hold released', (async () => {
+    await c.query('ROLLBACK');
+    await Promise.all([c.end(), watch.end()]);
+  })()));
+  t.teardown(release);
+  return { client: watch, release };
 }
 
 /** The recording statements waiting for a lock (their fan-outs, held up by holdDeliveries). */
@@ -55,12 +65,6 @@ async function waitingRecorder(c: pg.Client): Promise<number> {
     `SELECT pid ${WAITING_RECORDINGS}`,
   )).rows[0]?.pid, 'a recording statement waiting in its fan-out');
 }
-
-/**
- * `p`, bounded: a statement that never ends fails naming the step and what every session of the
- * database was waiting on then (the waits below are on locks the test itself holds).
- */
-const step = <T>(what: string, p: Promise<T>): Promise<T> => settles(what, p, undefined, () => busySessions(h.database.url));
 
 async function lastEvent(widgetId: string) {
   const stream = await s.store.readStream(`widget-${widgetId}`);
@@ -86,9 +90,7 @@ t.test("a merchant's fan-out held up keeps no other merchant's event out of the 
   const aEvent = await lastEvent(await appendWidget(h, randomUUID(), [widgetCreated(a), widgetCompleted()]));
   const bEvent = await lastEvent(await appendWidget(h, randomUUID(), [widgetCreated(b), widgetCompleted()]));
 
-  const held = await step('webhook_deliveries held', holdDeliveries());
-  let released = false;
-  t.teardown(async () => { if (!released) await held.release(); });
+  const held = await holdDeliveries(t);
   const recordingA = recordWebhookEvent(s, toMessage(aEvent), { firstDelivery: true });
   const recorderA = await waitingRecorder(held.client);
   t.ok(await feedHas(a, aEvent.id), "the held merchant's event is in its feed already: it committed before its fan-out");
@@ -108,7 +110,6 @@ t.test("a merchant's fan-out held up keeps no other merchant's event out of the 
   t.ok(waiting.includes(recorderA), 'the first fan-out was waiting all along');
 
   await held.release();
-  released = true;
   t.same(await step('both recordings', Promise.all([recordingA, recordingB])), [1, 1], 'each recorded once');
   await until(() => rxA.deliveries.length === 1 && rxB.deliveries.length === 1, 'both delivered once the fan-outs go on');
 });
@@ -118,11 +119,7 @@ t.test("a merchant's fan-out held up keeps no other merchant's event out of the 
  * between the two commits leaves (the recorder's process, or its connection, gone).
  */
 async function recordedWithoutFanOut(t: Test, eventMessage: ReturnType<typeof toMessage>): Promise<void> {
-  const held = await step('webhook_deliveries held', holdDeliveries());
-  let released = false;
-  const release = async () => { if (!released) { released = true; await step('the hold released', held.release()); } };
-  // A failure below must not leave the table held: the app's stop would wait on it for ever.
-  t.teardown(release);
+  const held = await holdDeliveries(t);
   // Its outcome watched from the start: it fails as soon as it is cancelled, before anything awaits it.
   let outcome: 'recorded' | 'failed' | undefined;
   void recordWebhookEvent(s, eventMessage, { firstDelivery: true }).then(() => 'recorded' as const, () => 'failed' as const).then((o) => { outcome = o; });
@@ -135,7 +132,7 @@ async function recordedWithoutFanOut(t: Test, eventMessage: ReturnType<typeof to
     return outcome;
   }, 'the recording cut short in its fan-out');
   t.equal(outcome, 'failed', 'the recording fails: its message is not acknowledged and will come again');
-  await release();
+  await held.release();
   const row = await s.knex('webhook_events').where({ id: eventMessage.id }).first('fanout_endpoints');
   t.ok(row?.fanout_endpoints, 'the event committed, its fan-out not');
   t.equal((await s.knex('webhook_deliveries').where({ event_id: eventMessage.id })).length, 0, 'no delivery yet');
