@@ -150,6 +150,30 @@ t.test('the account holder is not active: failed PAYEE_NOT_FOUND without a trans
   t.equal(sim.count('POST /disbursement/v1_0/transfer'), 0);
 });
 
+t.test('a transfer MTN has under this reference is answered, whatever the payee check says when it is initiated again', async (t) => {
+  const { sim, mtn } = await setup(t);
+  const l = leg('disbursement', '+237670000078');
+  t.equal((await mtn.initiate(l)).state, 'pending', 'MTN took the transfer');
+  sim.settle(mtn.legId(l.reference));
+  sim.accountHolder('237670000078', false); // the account closed since
+  t.equal(outcome(await mtn.initiate(l)), 'completed', 'initiated again (a start after a crash): MTN\'s transfer, not PAYEE_NOT_FOUND');
+  t.equal(sim.count('POST /disbursement/v1_0/transfer'), 1, 'not sent again');
+  const fresh = leg('disbursement', '+237670000078');
+  t.equal(outcome(await mtn.initiate(fresh)), 'account_not_found:PAYEE_NOT_FOUND', 'a transfer MTN never saw: the check answers');
+  sim.fault({ method: 'GET', path: '/disbursement/v1_0/transfer/', status: 500, record: false });
+  const err = await caught(mtn.initiate(leg('disbursement', '+237670000078')));
+  t.ok(err instanceof ProviderInDoubt, `the check says inactive and the transfer's status is unanswered: in doubt (${(err as Error).message})`);
+});
+
+t.test('a duplicate (409) whose status cannot be read is in doubt, never "not taken"', async (t) => {
+  const { sim, mtn } = await setup(t);
+  const l = leg('collection', '+237670000079');
+  await mtn.initiate(l);
+  sim.fault({ method: 'GET', path: '/collection/v1_0/requesttopay/', status: 500, record: false });
+  const err = await caught(mtn.initiate(l));
+  t.ok(err instanceof ProviderInDoubt, `in doubt: ${(err as Error).message}`);
+});
+
 t.test('the account-holder check failing does not stop the transfer', async (t) => {
   const { sim, mtn } = await setup(t, {}, { timeoutMs: 400 });
   t.equal((await mtn.initiate(leg('disbursement', '+46733123454'))).state, 'pending', 'the check answered 500: transferred');

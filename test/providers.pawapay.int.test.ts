@@ -163,6 +163,18 @@ t.test('the same id on every retry; DUPLICATE_IGNORED leads to the status', asyn
   t.same(sim.initiations('deposits').slice(-2).map((b) => b.depositId), [legId, legId]);
 });
 
+t.test('DUPLICATE_IGNORED, then pawaPay unreachable for its status: in doubt, never "not taken"', async (t) => {
+  const l = collection('+237653456789');
+  await adapter.initiate(l);
+  sim.downAfterNextAnswer();
+  t.teardown(() => sim.up());
+  const err = await pawapay().initiate(l).catch((e: unknown) => e);
+  t.ok(err instanceof ProviderInDoubt, `pawaPay has the leg: in doubt (${(err as Error).message})`);
+  t.notOk(err instanceof LegNotTaken);
+  const status = await pawapay().status(l).catch((e: unknown) => e);
+  t.ok(status instanceof ProviderInDoubt, 'a status query with pawaPay unreachable: in doubt, not "never seen" nor "not taken"');
+});
+
 t.test('REJECTED: LegNotTaken with the mapped failure, and pawaPay keeps nothing', async (t) => {
   const cases: Array<[InitiateLeg, string, string]> = [
     [collection('+2376534'), 'INVALID_PHONE_NUMBER', 'account_not_found'],

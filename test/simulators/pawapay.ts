@@ -19,7 +19,8 @@
 //
 // Faults a test switches on: `failNextInitiation('error')` answers the next initiation 500 after
 // recording it, `'hang'` never answers it (after recording it); `down()` stops listening (connections
-// are refused) until `up()`. Every request is kept in `requests`.
+// are refused) until `up()`, and `downAfterNextAnswer()` does so once the next answer is sent. Every
+// request is kept in `requests`.
 //
 // Callbacks: `sendCallback()` POSTs a payment's data to a URL, signed as pawaPay signs (RFC 9421:
 // Content-Digest sha-512, Signature-Date, `sig-pp` over @method @authority @path signature-date
@@ -145,6 +146,7 @@ export class PawapaySimulator {
   private readonly server: http.Server;
   private port = 0;
   private nextFault: 'error' | 'hang' | undefined;
+  private downAfterAnswer = false;
   private readonly now: () => number;
 
   private constructor(private readonly options: SimulatorOptions) {
@@ -183,6 +185,11 @@ export class PawapaySimulator {
 
   close(): Promise<void> {
     return this.server.listening ? this.down() : Promise.resolve();
+  }
+
+  /** Goes down (as `down()`) once the next answer has been sent: pawaPay unreachable right after answering. */
+  downAfterNextAnswer(): void {
+    this.downAfterAnswer = true;
   }
 
   /** The next initiation is recorded, then answered 500 (`error`) or never answered (`hang`). */
@@ -250,6 +257,12 @@ export class PawapaySimulator {
     this.requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
     const answer = this.route(req, path, raw, body);
     if (answer === 'hang') return; // the connection stays open until down() or close()
+    if (this.downAfterAnswer) {
+      // This answer's connection closed with it, so the client's next call opens one and is refused.
+      this.downAfterAnswer = false;
+      res.setHeader('connection', 'close');
+      res.on('finish', () => void this.down());
+    }
     res.writeHead(answer.http, { 'content-type': 'application/json' });
     res.end(JSON.stringify(answer.body));
   }

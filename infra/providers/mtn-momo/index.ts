@@ -62,6 +62,10 @@ export class MtnMomoProvider implements ProviderAdapter {
     // Built first: a leg MTN could not accept (no E.164 phone, no refunded collection) is never sent.
     const body = initiateBody(leg, legId, refundOf, this.settings.currencyOverride ?? leg.currency);
     if (leg.kind === 'disbursement' && await this.payeeInactive(leg.phone)) {
+      // A transfer sent under this reference by an earlier start (after a crash, a redelivery) is
+      // MTN's to answer: it may pay it whatever the account says now.
+      const sent = await this.knownStatus(leg, `${MTN_MOMO} ${leg.kind} ${legId}`);
+      if (sent) return sent;
       const failure = failureOf('PAYEE_NOT_FOUND', 'the payee has no active MoMo account');
       return { state: 'failed', providerReference: legId, reason: failure.code, failure };
     }
@@ -87,7 +91,7 @@ export class MtnMomoProvider implements ProviderAdapter {
     // MTN's 409 is RESOURCE_ALREADY_EXIST: a leg under this reference exists. Read whatever its body
     // says as that, never as a refusal: a refusal would send the same leg to another provider.
     if (res.status === 409) {
-      const known = await this.status({ reference: leg.reference, kind: leg.kind });
+      const known = await this.knownStatus(leg, what);
       if (!known) throw new ProviderInDoubt(`${what}: a duplicate that its status query does not find`);
       return known;
     }
@@ -111,6 +115,13 @@ export class MtnMomoProvider implements ProviderAdapter {
     if (res.status === 200) return statusFromMtn(legId, res.json);
     if (res.status === 404 && errorBody(res.json).code === 'RESOURCE_NOT_FOUND') return undefined;
     throw new Error(`${MTN_MOMO} ${leg.kind} ${legId} status: HTTP ${res.status}`);
+  }
+
+  /** The leg's status, where an unanswered query is in doubt (never an error that could read as "not taken"). */
+  private knownStatus(leg: InitiateLeg, what: string): Promise<ProviderStatus | undefined> {
+    return this.status({ reference: leg.reference, kind: leg.kind }).catch((err: unknown) => {
+      throw new ProviderInDoubt(`${what}: its status: ${(err as Error).message}`);
+    });
   }
 
   /**

@@ -8,7 +8,8 @@
 //                       REJECTED           → LegNotTaken with the failure, whatever the HTTP status
 //                       other 4xx          → LegNotTaken (a documented refusal: bad token, bad body)
 //                       5xx, time-out, reset → in doubt (ProviderInDoubt): the status is asked later
-//   status  FOUND → the mapped status; NOT_FOUND → undefined (never seen: initiate again, same id)
+//   status  FOUND → the mapped status; NOT_FOUND → undefined (never seen: initiate again, same id);
+//           unreachable or unreadable → ProviderInDoubt (never LegNotTaken: that is an initiation's answer)
 //   callback → a hint naming the leg, never an outcome: the gateway re-reads the status
 //
 // The API token goes in the Authorization header only: no message or log line here carries it.
@@ -67,7 +68,10 @@ export class PawapayProvider implements ProviderAdapter {
     }
     if (res.status >= 200 && res.status < 300 && answer.status === 'ACCEPTED') return { state: 'pending', providerReference: legId };
     if (res.status >= 200 && res.status < 300 && answer.status === 'DUPLICATE_IGNORED') {
-      const known = await this.status({ reference: leg.reference, kind: leg.kind });
+      // pawaPay has the leg: whatever its status query answers, it is never "not taken".
+      const known = await this.status({ reference: leg.reference, kind: leg.kind }).catch((err: unknown) => {
+        throw new ProviderInDoubt(`pawapay reported the ${leg.kind} as a duplicate; its status: ${(err as Error).message}`);
+      });
       if (known) return known;
       throw new ProviderInDoubt(`pawapay reported the ${leg.kind} as a duplicate but does not find it`);
     }
@@ -76,7 +80,14 @@ export class PawapayProvider implements ProviderAdapter {
 
   async status(leg: LegLookup): Promise<ProviderStatus | undefined> {
     const legId = this.legId(leg.reference);
-    const res = await this.call('GET', statusPath(leg.kind, legId));
+    let res: ProviderResponse;
+    try {
+      res = await this.call('GET', statusPath(leg.kind, legId));
+    } catch (err) {
+      // Unreachable is not "never seen": only pawaPay's NOT_FOUND says that.
+      if (err instanceof LegNotTaken) throw new ProviderInDoubt(`pawapay status of a ${leg.kind}: ${err.message}`);
+      throw err;
+    }
     const answer = res.status === 200 ? statusAnswerOf(res.json, legId) : 'unreadable';
     if (answer === 'unreadable') throw new ProviderInDoubt(`pawapay status of a ${leg.kind} answered HTTP ${res.status} without a status`);
     return answer;
