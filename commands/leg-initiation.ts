@@ -12,8 +12,14 @@
 // restarted or redelivered start picks up with the same provider (asked again under the same
 // reference: the provider dedupes it) and never asks an earlier one again. When a failover is
 // possible, one start at a time holds the leg across processes (a lease on its row, no connection
-// held during the provider calls): two of them could otherwise leave one provider after its refusal
-// while the other asks it again.
+// held during the provider calls), and only the holder moves the row on: two of them could otherwise
+// leave one provider after its refusal while the other asks it again.
+//
+// A refusal is of one request. When the provider may have the leg from an earlier start (its row was
+// there before this start, or an earlier start held it), the refusal of this request proves nothing
+// about the leg (no token to send it, the provider unreachable for a moment, a body checked before
+// the duplicate): its status decides: found, the leg is that provider's; never seen, the refusal
+// stands; not answered, the leg is in doubt and its status is asked until it is.
 import type { Services } from './services.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import type { LegOutcome } from '../domain/payment.ts';
@@ -27,7 +33,7 @@ import { ProviderInDoubt } from '../infra/providers/http.ts';
 import { crashPoint } from '../infra/crash-points.ts';
 import { streams } from './streams.ts';
 import { legOwnerNamed, legOutcomeOf, observeLegSettled } from './leg-outcomes.ts';
-import { claimLeg, holdStart, legRowOf, recordLeg, releaseStart, setProviderReference, type NewLeg } from './provider-legs.ts';
+import { claimLeg, holdStart, legRowOf, moveLeg, releaseStart, setProviderReference, type NewLeg } from './provider-legs.ts';
 
 export const CHECK_JOB = 'provider-check';
 
@@ -70,9 +76,9 @@ async function routingOf(s: Services, leg: LegRequest): Promise<readonly string[
   return state.routing.length > 0 ? state.routing : DEFAULT_ROUTING;
 }
 
-/** The providers still to ask: from the one its row names (a start that picks up), else the whole routing. */
-async function routeOf(s: Services, leg: LegRequest, known?: readonly string[]): Promise<readonly string[]> {
-  const [routing, row] = await Promise.all([known ?? routingOf(s, leg), legRowOf(s, leg.reference)]);
+/** The providers still to ask: from the one its row names (the whole routing if it has none). */
+async function routeOf(s: Services, leg: LegRequest, routing: readonly string[]): Promise<readonly string[]> {
+  const row = await legRowOf(s, leg.reference);
   if (!row) return routing;
   const at = routing.indexOf(row.provider);
   return at < 0 ? [row.provider] : routing.slice(at);
@@ -87,7 +93,7 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
   const owner = legOwnerNamed(leg.owner);
   if (!(await owner.isOpen(s, leg.reference))) return; // settled already: nothing to start
   const routing = await routingOf(s, leg);
-  if (routing.length > 1) return startRouted(s, leg, await routeOf(s, leg, routing), meta);
+  if (routing.length > 1) return startRouted(s, leg, routing, meta);
   // One provider to ask, no failover. Its slot first: a start refused as busy leaves no row, so
   // when it comes again it follows the routing of then (an operator may have moved the operator
   // off a provider in trouble).
@@ -96,10 +102,10 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
   try {
     // The leg's row is written, or read if a start before wrote it (then it names the provider
     // that may have the leg, whatever the routing says now), in one statement.
-    const provider = await claimLeg(s, newLegRow(s, leg, first));
-    if (provider === undefined) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
-    if (provider !== first) release(); // its row names another provider: that one's slot is taken there
-    await startOn(s, leg, [provider], meta, { recorded: provider, ...(provider === first ? { slot: release } : {}) });
+    const claim = await claimLeg(s, newLegRow(s, leg, first));
+    if (claim === undefined) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
+    if (claim.provider !== first) release(); // its row names another provider: that one's slot is taken there
+    await startOn(s, leg, [claim.provider], meta, { priorStart: claim.existed, ...(claim.provider === first ? { slot: release } : {}) });
   } finally {
     release();
   }
@@ -154,17 +160,26 @@ function takeProviderSlot(s: Services, provider: string): () => void {
   };
 }
 
-async function startRouted(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata): Promise<void> {
-  if (route.length <= 1) return startOn(s, leg, route, meta);
-  // A failover is possible: this start holds the leg (its row first, at the first provider to ask).
-  await recordLeg(s, newLegRow(s, leg, route[0]!));
-  const holdMs = (route.length + 1) * s.config.providers.timeoutMs;
-  if (!(await holdStart(s, leg.reference, holdMs))) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
+/**
+ * The most calls one provider's start makes, each bounded by the provider time-out (MTN: a token,
+ * the payee check, the request, a token and the request again after a 401, the status after a 409
+ * or after a refusal): a start's hold on its leg covers that many for the provider it is asking.
+ */
+const CALLS_PER_PROVIDER_START = 8;
+
+async function startRouted(s: Services, leg: LegRequest, routing: readonly string[], meta: EventMetadata): Promise<void> {
+  // The row first, at the routing's first provider unless a start before wrote it (never moved
+  // here: a start that read the row before another one failed the leg over would move it back).
+  const claim = await claimLeg(s, newLegRow(s, leg, routing[0]!));
+  const holdMs = (CALLS_PER_PROVIDER_START + 1) * s.config.providers.timeoutMs;
+  const hold = claim && await holdStart(s, leg.reference, holdMs);
+  if (!hold) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
+  const held: Held = { priorStart: claim.existed || hold.heldBefore, hold: hold.token, holdMs };
   try {
-    // Another start may have moved the leg on before this one held it.
-    await startOn(s, leg, await routeOf(s, leg), meta);
+    // Read under the hold: another start may have moved the leg on before this one held it.
+    await startOn(s, leg, await routeOf(s, leg, routing), meta, held);
   } finally {
-    await releaseStart(s, leg.reference).catch((err: unknown) => s.log.warn({ err, reference: leg.reference }, 'releasing a leg\'s start failed: it expires'));
+    await releaseStart(s, leg.reference, held.hold!).catch((err: unknown) => s.log.warn({ err, reference: leg.reference }, 'releasing a leg\'s start failed: it expires'));
   }
 }
 
@@ -174,50 +189,90 @@ export class StartHeldElsewhere extends Error {
 }
 
 /**
- * `recorded`: the provider the leg's row already names (its claim wrote or read it): not written
- * again; `slot`: that provider's start slot, taken before the claim.
+ * How a start holds its leg: `priorStart`, the route's first provider may have it from an earlier
+ * start; `slot`, that provider's start slot, taken before the claim; `hold`, the token of the hold
+ * that lets this start move the leg to the next provider (a route of more than one), for `holdMs`.
  */
-async function startOn(
-  s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, held: { recorded?: string; slot?: () => void } = {},
-): Promise<void> {
+interface Held {
+  priorStart: boolean;
+  slot?: () => void;
+  hold?: string;
+  holdMs?: number;
+}
+
+/** What asking one provider came to. */
+type Asked = { kind: 'taken'; status: ProviderStatus } | { kind: 'refused'; failure: LegFailure } | { kind: 'in-doubt'; err: unknown };
+
+async function startOn(s: Services, leg: LegRequest, route: readonly string[], meta: EventMetadata, held: Held): Promise<void> {
   const vault = otpVault(s);
   const otp = leg.otp ? await vault.peek(leg.reference) : undefined;
   let refusal: LegFailure | undefined;
-  for (const provider of route) {
-    const p = adapter(s, provider);
-    const release = provider === held.recorded && held.slot ? held.slot : takeProviderSlot(s, provider);
-    let status: ProviderStatus;
+  for (const [i, provider] of route.entries()) {
+    // The previous provider's certain refusal is recorded first (the row moves on), so a start
+    // interrupted from here on (this provider busy, a crash) picks up at this provider, not there.
+    if (i > 0) await moveOn(s, leg, provider, held);
+    const release = i === 0 && held.slot ? held.slot : takeProviderSlot(s, provider);
+    let asked: Asked;
     try {
-      if (provider !== held.recorded) await recordLeg(s, newLegRow(s, leg, provider));
-      status = await s.metrics.timeProvider(provider, 'initiate', () => p.initiate({
-        reference: leg.reference, kind: leg.kind, operatorCode: leg.operatorCode, phone: leg.phone, amount: leg.amount,
-        currency: leg.currency, otp, paymentId: leg.paymentId, refundOf: leg.refundOf,
-      }));
-    } catch (err) {
+      asked = await ask(s, leg, provider, otp, i === 0 && held.priorStart);
+    } finally {
       release();
-      if (err instanceof LegNotTaken) {
-        refusal = err.failure ?? { failureReason: 'provider_error', provider, code: 'NOT_TAKEN', message: err.message };
-        s.log.warn({ reference: leg.reference, provider, code: refusal.code }, 'provider did not take the leg: trying the next one');
-        continue;
-      }
-      // Not the provider's answer (our database, a bug): the trigger is tried again under the same
-      // reference, the sealed OTP kept for it, as after a crash at this point.
-      if (!(err instanceof ProviderInDoubt)) throw err;
-      // In doubt: the provider may have the leg. It stays there; its status decides (leg-checks.ts).
-      s.log.warn({ err, reference: leg.reference, provider }, 'leg initiation in doubt: its status will be asked');
+    }
+    if (asked.kind === 'refused') {
+      refusal = asked.failure;
+      s.log.warn({ reference: leg.reference, provider, code: refusal.code }, 'provider did not take the leg: trying the next one');
+      continue;
+    }
+    if (asked.kind === 'in-doubt') {
+      // The provider may have the leg. It stays there; its status decides (leg-checks.ts).
+      s.log.warn({ err: asked.err, reference: leg.reference, provider }, 'leg initiation in doubt: its status will be asked');
       if (leg.otp) await vault.discard(leg.reference); // never kept: a leg never taken with it fails `expired`
       await scheduleCheck(s, leg, provider, meta, { inDoubt: true });
       return;
     }
-    release();
     crashPoint('after-provider-call');
     // The provider has the OTP now (or the leg was started before): it has no further use here.
     if (leg.otp) await vault.discard(leg.reference);
-    await taken(s, leg, provider, status, meta);
+    await taken(s, leg, provider, asked.status, meta);
     return;
   }
   if (leg.otp) await vault.discard(leg.reference);
   await refused(s, leg, refusal, meta);
+}
+
+/** The leg's row moves to the next provider, under this start's hold (extended for that provider's calls). */
+async function moveOn(s: Services, leg: LegRequest, provider: string, held: Held): Promise<void> {
+  const token = held.hold && await moveLeg(s, held.hold, newLegRow(s, leg, provider), held.holdMs ?? 0);
+  if (!token) throw new StartHeldElsewhere(`leg ${leg.reference}: this start's hold expired and another start holds it`);
+  held.hold = token;
+}
+
+/**
+ * Asks one provider to take the leg. `mayHaveIt`: an earlier start may have sent it there, so a
+ * refusal of this request is checked against the leg's status (see the head of this file).
+ * Anything but the provider's answer (our database, a bug) is thrown: the trigger comes again
+ * under the same reference, the sealed OTP kept for it, as after a crash at this point.
+ */
+async function ask(s: Services, leg: LegRequest, provider: string, otp: string | undefined, mayHaveIt: boolean): Promise<Asked> {
+  const p = adapter(s, provider);
+  try {
+    const status = await s.metrics.timeProvider(provider, 'initiate', () => p.initiate({
+      reference: leg.reference, kind: leg.kind, operatorCode: leg.operatorCode, phone: leg.phone, amount: leg.amount,
+      currency: leg.currency, otp, paymentId: leg.paymentId, refundOf: leg.refundOf,
+    }));
+    return { kind: 'taken', status };
+  } catch (err) {
+    if (err instanceof ProviderInDoubt) return { kind: 'in-doubt', err };
+    if (!(err instanceof LegNotTaken)) throw err;
+    const failure = err.failure ?? { failureReason: 'provider_error', provider, code: 'NOT_TAKEN', message: err.message };
+    if (!mayHaveIt) return { kind: 'refused', failure };
+    try {
+      const status = await s.metrics.timeProvider(provider, 'status', () => p.status({ reference: leg.reference, kind: leg.kind }));
+      return status ? { kind: 'taken', status } : { kind: 'refused', failure };
+    } catch (statusErr) {
+      return { kind: 'in-doubt', err: statusErr };
+    }
+  }
 }
 
 /** The provider has the leg: record its reference, settle it if final, else check it later. */

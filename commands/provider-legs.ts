@@ -22,10 +22,23 @@ export type LegRow = { provider: string; kind: string; created_at: Date | string
 /** Who owns a leg and which provider has it. */
 export type LegOwner = { owner: string; provider: string; kind: string };
 
+/**
+ * A start's claim on its leg: the provider its row names, and whether the row was there before this
+ * start. The row is written just before a provider is first asked, so a row already there means that
+ * provider may have the leg from an earlier start (a redelivered trigger, a start after a crash).
+ */
+export type LegClaim = { provider: string; existed: boolean };
+
+/**
+ * A start's hold on its leg (leg-initiation.ts): `token` is the hold's expiry as the database wrote
+ * it, which only this hold has (its release and its moves name it); `heldBefore`: an earlier start
+ * held the leg, and may have asked a provider.
+ */
+export type LegHold = { token: string; heldBefore: boolean };
+
 interface Writers {
-  inserts: StatementBatcher<NewLeg, void>;
   /** A leg's row written unless one is there, and its provider answered: a start's read and write in one statement. */
-  claims: StatementBatcher<NewLeg, string | undefined>;
+  claims: StatementBatcher<NewLeg, LegClaim | undefined>;
   /** Reads too: a leg that may fail over is looked up before its start (issue 44: a statement per payin before). */
   rows: StatementBatcher<string, LegOwner | undefined>;
   references: StatementBatcher<{ reference: string; providerReference: string }, LegRow | undefined>;
@@ -51,25 +64,11 @@ function writers(s: Services): Writers {
   let w = built.get(s);
   if (w) return w;
   w = {
-    inserts: new StatementBatcher<NewLeg, void>(async (asked) => {
-      // One row per reference per statement (an upsert cannot touch a row twice): the first asked, as if it ran alone first.
-      const legs = firstPerReference(asked);
-      // A reference started again (a redelivered trigger) keeps its row and its first start; the
-      // provider is the one asked now: the same one, or the next after a certain refusal (leg-initiation.ts).
-      await s.knex.raw(
-        `INSERT INTO provider_legs (reference, owner, provider, provider_leg_id, kind, created_at)
-         SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[])
-         ON CONFLICT (reference) DO UPDATE SET provider = EXCLUDED.provider, provider_leg_id = EXCLUDED.provider_leg_id
-           WHERE provider_legs.provider <> EXCLUDED.provider`,
-        legColumns(legs),
-      );
-      return asked.map(() => undefined);
-    }),
-    claims: new StatementBatcher<NewLeg, string | undefined>(async (asked) => {
+    claims: new StatementBatcher<NewLeg, LegClaim | undefined>(async (asked) => {
       const legs = firstPerReference(asked);
       // A row already there is read from the statement's snapshot: one inserted by a start
       // committing meanwhile is neither added nor seen (no provider answered for it).
-      const r = await s.knex.raw<{ rows: Array<{ reference: string; provider: string | null }> }>(
+      const r = await s.knex.raw<{ rows: Array<{ reference: string; provider: string | null; existed: boolean }> }>(
         `WITH wanted AS (
            SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[])
              AS w(reference, owner, provider, provider_leg_id, kind, created_at)
@@ -77,12 +76,19 @@ function writers(s: Services): Writers {
            INSERT INTO provider_legs (reference, owner, provider, provider_leg_id, kind, created_at)
            SELECT * FROM wanted ON CONFLICT (reference) DO NOTHING RETURNING reference, provider
          )
-         SELECT w.reference, coalesce(a.provider, p.provider) AS provider
+         SELECT w.reference, coalesce(a.provider, p.provider) AS provider, a.reference IS NULL AS existed
            FROM wanted w LEFT JOIN added a USING (reference) LEFT JOIN provider_legs p ON p.reference = w.reference`,
         legColumns(legs),
       );
-      const providers = new Map(r.rows.map((row) => [row.reference, row.provider ?? undefined]));
-      return asked.map((l) => providers.get(l.reference));
+      const claims = new Map(r.rows.map((row) => [row.reference, row.provider === null ? undefined : { provider: row.provider, existed: row.existed }]));
+      // The first claim of a reference in the statement wrote its row; any other found it there.
+      const seen = new Set<string>();
+      return asked.map((l) => {
+        const claim = claims.get(l.reference);
+        const first = !seen.has(l.reference);
+        seen.add(l.reference);
+        return claim && { ...claim, existed: claim.existed || !first };
+      });
     }),
     rows: new StatementBatcher(async (references) => {
       const r = await s.knex.raw<{ rows: Array<LegOwner & { reference: string }> }>(
@@ -109,17 +115,13 @@ function writers(s: Services): Writers {
   return w;
 }
 
-/** Records a leg as started at `provider` (a row already there keeps its first start, and takes this provider). */
-export function recordLeg(s: Services, leg: NewLeg): Promise<void> {
-  return writers(s).inserts.submit(leg);
-}
-
 /**
- * Records a leg as started at `leg.provider` unless it has a row already; answers the provider its
- * row names (the one that may have the leg), or undefined when another start wrote the row at the
- * same moment.
+ * Records a leg as started at `leg.provider` unless it has a row already (a row is never moved by
+ * this: only a start holding the leg moves it, moveLeg); answers the provider its row names (the one
+ * that may have the leg) and whether the row was there, or undefined when another start wrote the
+ * row at the same moment.
  */
-export function claimLeg(s: Services, leg: NewLeg): Promise<string | undefined> {
+export function claimLeg(s: Services, leg: NewLeg): Promise<LegClaim | undefined> {
   return writers(s).claims.submit(leg);
 }
 
@@ -140,18 +142,42 @@ export async function legByProviderId(s: Services, provider: string, providerLeg
 }
 
 /**
- * Holds the leg's start for `ms` (a start that may fail over: leg-initiation.ts); false while
+ * Holds the leg's start for `ms` (a start that may fail over: leg-initiation.ts); undefined while
  * another start holds it. No connection is held meanwhile: a start that dies frees it by expiry.
+ * `starting_until` is NULL until a first hold; a release leaves '-infinity', so a later hold knows
+ * an earlier start held the leg (the row locked first, to read its value before this update).
  */
-export async function holdStart(s: Services, reference: string, ms: number): Promise<boolean> {
-  const r = await s.knex.raw<{ rows: unknown[] }>(
-    `UPDATE provider_legs SET starting_until = now() + make_interval(secs => ?)
-     WHERE reference = ? AND (starting_until IS NULL OR starting_until < now()) RETURNING reference`,
+export async function holdStart(s: Services, reference: string, ms: number): Promise<LegHold | undefined> {
+  const r = await s.knex.raw<{ rows: Array<{ token: string; held_before: boolean }> }>(
+    `UPDATE provider_legs p SET starting_until = now() + make_interval(secs => ?)
+       FROM (SELECT reference, starting_until FROM provider_legs WHERE reference = ? FOR UPDATE) o
+     WHERE p.reference = o.reference AND (o.starting_until IS NULL OR o.starting_until < now())
+     RETURNING p.starting_until::text AS token, o.starting_until IS NOT NULL AS held_before`,
     [ms / 1000, reference],
   );
-  return r.rows.length === 1;
+  const row = r.rows[0];
+  return row && { token: row.token, heldBefore: row.held_before };
 }
 
-export async function releaseStart(s: Services, reference: string): Promise<void> {
-  await s.knex('provider_legs').where({ reference }).update({ starting_until: null });
+/**
+ * Moves a held leg to the next provider of its routing (the one asked before certainly did not take
+ * it), and extends the hold by `ms` for that provider's calls; answers the hold's new token, or
+ * undefined when the hold is no longer this start's (it expired and another start took it).
+ */
+export async function moveLeg(s: Services, hold: string, leg: NewLeg, ms: number): Promise<string | undefined> {
+  const r = await s.knex.raw<{ rows: Array<{ token: string }> }>(
+    `UPDATE provider_legs SET provider = ?, provider_leg_id = ?, starting_until = now() + make_interval(secs => ?)
+     WHERE reference = ? AND starting_until::text = ? AND starting_until > now()
+     RETURNING starting_until::text AS token`,
+    [leg.provider, leg.providerLegId, ms / 1000, leg.reference, hold],
+  );
+  return r.rows[0]?.token;
+}
+
+/** Ends this start's hold (a hold that expired and was taken by another start is that one's, and stays). */
+export async function releaseStart(s: Services, reference: string, hold: string): Promise<void> {
+  await s.knex.raw(
+    `UPDATE provider_legs SET starting_until = '-infinity' WHERE reference = ? AND starting_until::text = ?`,
+    [reference, hold],
+  );
 }

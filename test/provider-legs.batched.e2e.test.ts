@@ -1,16 +1,18 @@
 // The gateway's provider_legs rows are written set-wise (commands/provider-legs.ts): legs started
 // together are one INSERT, their provider references one UPDATE, and each call answers as alone. A
-// start with one provider to ask writes its row, or reads the one a start before wrote, in one
-// statement (claimLeg).
+// start writes its row, or reads the one a start before wrote, in one statement (claimLeg), and
+// never moves a row there: only a start holding the leg moves it (moveLeg).
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
-import { claimLeg, holdStart, legRowOf, recordLeg, releaseStart, setProviderReference } from '../commands/provider-legs.ts';
+import { claimLeg, holdStart, legRowOf, moveLeg, releaseStart, setProviderReference, type NewLeg } from '../commands/provider-legs.ts';
 import { leg, newCustomer, party, quote, settled, until } from './helpers/money.ts';
 
 const h = await startTestApp();
 t.teardown(() => h.stop());
 const s = h.app.services;
+const newLeg = (reference: string, provider: string, over: Partial<NewLeg> = {}): NewLeg =>
+  ({ reference, owner: 'payin', provider, providerLegId: reference, kind: 'collection', createdAt: new Date(), ...over });
 
 t.test('legs started together: one INSERT, one UPDATE; a repeated reference keeps its first row', async (t) => {
   const queries: string[] = [];
@@ -20,10 +22,10 @@ t.test('legs started together: one INSERT, one UPDATE; a repeated reference keep
   const at = new Date('2026-11-24T20:00:00.000Z');
   const refs = [randomUUID(), randomUUID(), randomUUID()];
   await Promise.all([
-    ...refs.map((reference, i) => recordLeg(s, { reference, owner: 'payin', provider: 'sandbox', providerLegId: reference, kind: i === 1 ? 'disbursement' : 'collection', createdAt: at })),
-    recordLeg(s, { reference: refs[0]!, owner: 'payout', provider: 'sandbox', providerLegId: refs[0]!, kind: 'disbursement', createdAt: new Date() }),
+    ...refs.map((reference, i) => claimLeg(s, newLeg(reference, 'sandbox', { kind: i === 1 ? 'disbursement' : 'collection', createdAt: at }))),
+    claimLeg(s, newLeg(refs[0]!, 'sandbox', { owner: 'payout', kind: 'disbursement' })),
   ]);
-  t.equal(queries.filter((q) => /^insert/i.test(q)).length, 1, 'one INSERT for four calls');
+  t.equal(queries.filter((q) => /insert into provider_legs/i.test(q)).length, 1, 'one INSERT for four calls');
   queries.length = 0;
   const rows = await Promise.all([
     ...refs.map((r, i) => setProviderReference(s, r, `SBX-${i}`)),
@@ -48,20 +50,44 @@ t.test('legs started together: one INSERT, one UPDATE; a repeated reference keep
   ], 'each lookup answered as alone');
 });
 
-t.test('a leg\'s start is held by one start at a time (failover possible), freed by release or expiry', async (t) => {
+t.test('a leg\'s start is held by one start at a time (failover possible), freed by its own release or expiry', async (t) => {
   const reference = randomUUID();
-  await recordLeg(s, { reference, owner: 'payin', provider: 'mtn_momo', providerLegId: reference, kind: 'collection', createdAt: new Date() });
-  t.ok(await holdStart(s, reference, 60_000), 'held');
-  t.notOk(await holdStart(s, reference, 60_000), 'a second start is told it is held');
-  await releaseStart(s, reference);
-  t.ok(await holdStart(s, reference, 1), 'released: held again, for a millisecond');
-  await until('the hold expired', async () => holdStart(s, reference, 60_000));
-  t.pass('a dead start\'s hold expires');
+  await claimLeg(s, newLeg(reference, 'mtn_momo'));
+  const first = await holdStart(s, reference, 60_000);
+  t.match(first, { heldBefore: false }, 'held, the first hold of the leg');
+  t.equal(await holdStart(s, reference, 60_000), undefined, 'a second start is told it is held');
+  await releaseStart(s, reference, first!.token);
+  const short = await holdStart(s, reference, 1);
+  t.match(short, { heldBefore: true }, 'released: held again, for a millisecond, knowing a start held it before');
+  const after = await until('the hold expired', async () => holdStart(s, reference, 60_000));
+  t.ok(after.heldBefore, 'a dead start\'s hold expires');
+  await releaseStart(s, reference, short!.token);
+  t.equal(await holdStart(s, reference, 60_000), undefined, 'the expired hold\'s late release leaves the new hold in place');
+  await releaseStart(s, reference, after.token);
+  t.ok(await holdStart(s, reference, 60_000), 'its own release frees it');
+});
+
+t.test('a leg moves to another provider only under its start\'s hold', async (t) => {
+  const reference = randomUUID();
+  const providerOf = async () => ((await s.knex('provider_legs').where({ reference }).first('provider', 'provider_leg_id')) as { provider: string; provider_leg_id: string });
+  await claimLeg(s, newLeg(reference, 'mtn_momo'));
+  const hold = await holdStart(s, reference, 60_000);
+  t.equal(await moveLeg(s, 'not-this-hold', newLeg(reference, 'sandbox'), 60_000), undefined, 'another token moves nothing');
+  const moved = await moveLeg(s, hold!.token, newLeg(reference, 'pawapay', { providerLegId: 'pp-id' }), 60_000);
+  t.ok(moved, 'the holder moves it, and gets the extended hold\'s token');
+  t.same(await providerOf(), { provider: 'pawapay', provider_leg_id: 'pp-id' });
+  t.equal(await moveLeg(s, hold!.token, newLeg(reference, 'sandbox'), 60_000), undefined, 'the hold\'s old token no longer moves it');
+  t.equal(await holdStart(s, reference, 60_000), undefined, 'the extended hold is still held');
+  await releaseStart(s, reference, moved!);
+  t.equal(await moveLeg(s, moved!, newLeg(reference, 'sandbox'), 60_000), undefined, 'released: nothing moves it');
+  const claim = await claimLeg(s, newLeg(reference, 'mtn_momo'));
+  t.same(claim, { provider: 'pawapay', existed: true }, 'a later claim (a start that read the routing before the move) moves nothing back');
+  t.same(await providerOf(), { provider: 'pawapay', provider_leg_id: 'pp-id' });
 });
 
 t.test('legs claimed together: one statement; a new row takes the provider asked, a row already there answers its own', async (t) => {
   const before = randomUUID();
-  await recordLeg(s, { reference: before, owner: 'payin', provider: 'mtn_momo', providerLegId: 'mtn-leg-id', kind: 'collection', createdAt: new Date('2026-11-28T10:00:00.000Z') });
+  await claimLeg(s, newLeg(before, 'mtn_momo', { providerLegId: 'mtn-leg-id', createdAt: new Date('2026-11-28T10:00:00.000Z') }));
   const queries: string[] = [];
   const onQuery = (q: { sql: string }) => { if (q.sql.includes('provider_legs')) queries.push(q.sql); };
   s.knex.on('query', onQuery);
@@ -70,7 +96,10 @@ t.test('legs claimed together: one statement; a new row takes the provider asked
   const claim = (reference: string) => claimLeg(s, { reference, owner: 'payin', provider: 'sandbox', providerLegId: reference, kind: 'collection', createdAt: new Date() });
   const providers = await Promise.all([claim(fresh[0]!), claim(before), claim(fresh[1]!), claim(fresh[0]!)]);
   t.equal(queries.length, 1, `one statement for four claims (${queries.length})`);
-  t.same(providers, ['sandbox', 'mtn_momo', 'sandbox', 'sandbox'], 'each answered with the provider its row names');
+  t.same(providers, [
+    { provider: 'sandbox', existed: false }, { provider: 'mtn_momo', existed: true }, { provider: 'sandbox', existed: false },
+    { provider: 'sandbox', existed: true },
+  ], 'each answered with the provider its row names, and whether it was there before (the second claim of a reference found the first\'s)');
   const kept = await s.knex('provider_legs').where({ reference: before }).first('provider', 'provider_leg_id');
   t.same(kept, { provider: 'mtn_momo', provider_leg_id: 'mtn-leg-id' }, 'the row already there is unchanged: the leg stays where it may be');
   t.same((await s.knex('provider_legs').whereIn('reference', fresh).pluck('provider')).sort(), ['sandbox', 'sandbox'], 'the new rows written');
