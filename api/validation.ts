@@ -4,6 +4,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { ErrorDetail } from '../domain/errors.ts';
+import { isStorableInstant } from '../domain/dates.ts';
 import type { OpenApiDocument } from './openapi/document.ts';
 import type { Operation } from './module.ts';
 
@@ -25,10 +26,16 @@ function makeAjv(document: OpenApiDocument, coerce: boolean): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: false, coerceTypes: coerce ? true : false, useDefaults: coerce });
   addFormats(ajv);
   // RFC 3339 admits a leap second (23:59:60) that JavaScript dates cannot hold: a value the
-  // handlers could not turn into a Date was a 500. A date-time must also be a real instant.
-  const rfc3339 = ajv.formats['date-time'] as { validate: (s: string) => boolean } | ((s: string) => boolean);
-  const syntax = typeof rfc3339 === 'function' ? rfc3339 : rfc3339.validate;
-  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => syntax(s) && Number.isFinite(Date.parse(s)) });
+  // handlers could not turn into a Date was a 500. A date-time must also be a real instant, and a
+  // date or a date-time one the database can store (year 0000 was a 500 from PostgreSQL).
+  const syntaxOf = (name: 'date-time' | 'date') => {
+    const format = ajv.formats[name] as { validate: (s: string) => boolean } | ((s: string) => boolean);
+    return typeof format === 'function' ? format : format.validate;
+  };
+  const dateTime = syntaxOf('date-time');
+  const date = syntaxOf('date');
+  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => dateTime(s) && isStorableInstant(Date.parse(s)) });
+  ajv.addFormat('date', { type: 'string', validate: (s: string) => date(s) && isStorableInstant(Date.parse(`${s}T00:00:00Z`)) });
   ajv.addSchema({ $id: 'openapi', components: document.components }, 'openapi');
   return ajv;
 }

@@ -43,9 +43,10 @@ export const field = (req: Request, name: string): string => {
   const v = (req.body as Record<string, unknown> | undefined)?.[name];
   return typeof v === 'string' && isStorableText(v) ? v : '';
 };
+/** A query value; text the database cannot take (a NUL: a 500 once it reached a search) reads as nothing, as an absent filter. */
 export const query = (req: Request, name: string): string | undefined => {
   const v = req.query[name];
-  return typeof v === 'string' && v !== '' ? v.slice(0, 500) : undefined;
+  return typeof v === 'string' && v !== '' && isStorableText(v) ? v.slice(0, 500) : undefined;
 };
 /** The message for `?done=`, in the page's language. */
 export const done = (req: Request, res: Response): string | undefined => {

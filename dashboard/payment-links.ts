@@ -7,6 +7,7 @@ import type { ApiServices } from '../api/services.ts';
 import { paymentLinksModule } from '../api/routes/payment-links.ts';
 import { createPaymentLink, deactivatePaymentLink } from '../commands/payment-links.ts';
 import { DomainError } from '../domain/errors.ts';
+import { calendarDayStart } from '../domain/dates.ts';
 import type { MessageKey, Translate } from '../i18n/catalogue.ts';
 import type { Session } from './session.ts';
 import { meta } from './actions.ts';
@@ -47,8 +48,8 @@ export async function linkPayins(s: ApiServices, merchantId: string, r: Reached,
  */
 function expiryOf(day: string): string | null {
   if (day === '') return null;
-  const start = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(day) ? Date.parse(`${day}T00:00:00Z`) : Number.NaN;
-  if (Number.isNaN(start) || new Date(start).toISOString().slice(0, 10) !== day) throw new DomainError('bad_request', 'expires_at must be a date', [{ field: 'expires_at', message: 'must be a date YYYY-MM-DD' }]);
+  const start = calendarDayStart(day);
+  if (start === undefined) throw new DomainError('bad_request', 'expires_at must be a date', [{ field: 'expires_at', message: 'must be a date YYYY-MM-DD' }]);
   return new Date(start + 86_400_000).toISOString();
 }
 

@@ -10,6 +10,27 @@ export function isCalendarDate(value: string): boolean {
   return d.toISOString().slice(0, 10) === value;
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+/**
+ * Instants PostgreSQL reads as JavaScript writes them, with a day of room either side (a day's
+ * bound, a default period of a day): ISO years 0001 to 9999. Year 0000 and years written with six
+ * digits it refuses ("date/time field value out of range": a filter of 0000-01-01 was a 500).
+ */
+const FIRST_STORABLE_MS = Date.parse('0001-01-01T00:00:00Z') + DAY_MS;
+const LAST_STORABLE_MS = Date.parse('9999-12-31T00:00:00Z') - DAY_MS;
+
+/** Whether an instant (ms since the epoch) is one the database can store and compare, a day either side included. */
+export function isStorableInstant(ms: number): boolean {
+  return Number.isFinite(ms) && ms >= FIRST_STORABLE_MS && ms <= LAST_STORABLE_MS;
+}
+
+/** The start (UTC, ms) of a calendar date YYYY-MM-DD that exists and is storable; undefined otherwise (2024-02-30, 0000-01-01). */
+export function calendarDayStart(value: string): number | undefined {
+  if (!isCalendarDate(value)) return undefined;
+  const start = Date.parse(`${value}T00:00:00Z`);
+  return isStorableInstant(start) ? start : undefined;
+}
+
 const HOUR_MS = 60 * 60 * 1000;
 /** The earliest civil time zone (UTC-12) and the latest (UTC+14). */
 const EARLIEST_OFFSET_MS = -12 * HOUR_MS;

@@ -9,9 +9,9 @@ import { auditCsv } from '../../projections/audit-log-csv.ts';
 import { can } from '../permissions.ts';
 import { auditLogPage, type AuditForm, type Member } from '../pages/audit-log.ts';
 import { locals, query, send } from '../http.ts';
+import { calendarDayStart } from '../../domain/dates.ts';
 
-const DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
-const validDay = (v: string | undefined) => v === undefined || (DAY.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)));
+const validDay = (v: string | undefined) => v === undefined || calendarDayStart(v) !== undefined;
 
 /** The filter from the query; a value that is not one of the choices is dropped (as the other lists do), a bad day refused. */
 function formOf(req: Request, members: Member[]): { form: AuditForm; datesOk: boolean } {

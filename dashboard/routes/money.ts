@@ -9,11 +9,12 @@ import { listPage } from '../pages/money.ts';
 import { detailPage } from '../pages/detail.ts';
 import { done, locals, query, requestId, send } from '../http.ts';
 import { payinRefunds } from './refunds.ts';
+import { calendarDayStart } from '../../domain/dates.ts';
 
-/** YYYY-MM-DD from a date input as an inclusive bound (start or end of that UTC day). */
+/** YYYY-MM-DD from a date input as an inclusive bound (start or end of that UTC day); null for a day that does not exist. */
 function dayBound(v: string | undefined, end: boolean): string | undefined | null {
   if (v === undefined) return undefined;
-  if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))) return null;
+  if (calendarDayStart(v) === undefined) return null;
   return end ? `${v}T23:59:59.999Z` : `${v}T00:00:00.000Z`;
 }
 

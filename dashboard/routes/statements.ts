@@ -7,12 +7,11 @@ import { can } from '../permissions.ts';
 import { answerStatement } from '../../api/routes/statements.ts';
 import { Refusal } from '../refusal.ts';
 import { locals, query, requestId } from '../http.ts';
-
-const DAY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
+import { calendarDayStart } from '../../domain/dates.ts';
 
 function day(v: string | undefined, name: string, next: boolean): string {
-  const t = v !== undefined && DAY.test(v) ? Date.parse(`${v}T00:00:00Z`) : Number.NaN;
-  if (Number.isNaN(t)) throw new Refusal('dash.error.dates', {}, 'bad_request', [{ field: name, message: 'must be a date YYYY-MM-DD' }]);
+  const t = v === undefined ? undefined : calendarDayStart(v);
+  if (t === undefined) throw new Refusal('dash.error.dates', {}, 'bad_request', [{ field: name, message: 'must be a date YYYY-MM-DD' }]);
   return new Date(next ? t + 86_400_000 : t).toISOString();
 }
 
