@@ -10,16 +10,17 @@
 //
 // The leg's `provider_legs` row names the provider being asked, written before the request, so a
 // restarted or redelivered start picks up with the same provider (asked again under the same
-// reference: the provider dedupes it) and never asks an earlier one again. When a failover is
-// possible, one start at a time holds the leg across processes (a lease on its row, no connection
-// held during the provider calls), and only the holder moves the row on: two of them could otherwise
+// reference: the provider dedupes it) and never asks an earlier one again. Wherever a
+// leg can be refused (any provider but the sandbox alone), one start at a time holds the leg across
+// processes (a lease on its row, no connection held during the provider calls), and only the holder
+// moves the row on: two of them could otherwise each read the other's request as not there yet, or
 // leave one provider after its refusal while the other asks it again.
 //
-// A refusal is of one request. When the provider may have the leg from an earlier start (its row was
-// there before this start, or an earlier start held it), the refusal of this request proves nothing
-// about the leg (no token to send it, the provider unreachable for a moment, a body checked before
-// the duplicate): its status decides: found, the leg is that provider's; never seen, the refusal
-// stands; not answered, the leg is in doubt and its status is asked until it is.
+// A refusal is of one request. When the provider may have the leg from an earlier start (one that
+// asked it, or died holding the leg: the hold's release records which), the refusal of this request
+// proves nothing about the leg (no token to send it, the provider unreachable for a moment, a body
+// checked before the duplicate): its status decides: found, the leg is that provider's; never seen,
+// the refusal stands; not answered, the leg is in doubt and its status is asked until it is.
 import type { Services } from './services.ts';
 import type { EventMetadata } from '../infra/eventstore/types.ts';
 import type { LegOutcome } from '../domain/payment.ts';
@@ -76,14 +77,6 @@ async function routingOf(s: Services, leg: LegRequest): Promise<readonly string[
   return state.routing.length > 0 ? state.routing : DEFAULT_ROUTING;
 }
 
-/** The providers still to ask: from the one its row names (the whole routing if it has none). */
-async function routeOf(s: Services, leg: LegRequest, routing: readonly string[]): Promise<readonly string[]> {
-  const row = await legRowOf(s, leg.reference);
-  if (!row) return routing;
-  const at = routing.indexOf(row.provider);
-  return at < 0 ? [row.provider] : routing.slice(at);
-}
-
 /**
  * Initiates a leg with its operator's providers and schedules its status check. Safe to call any
  * number of times for one reference. Throws ProviderBusy or StartHeldElsewhere when the start must
@@ -93,22 +86,15 @@ export async function startLeg(s: Services, leg: LegRequest, meta: EventMetadata
   const owner = legOwnerNamed(leg.owner);
   if (!(await owner.isOpen(s, leg.reference))) return; // settled already: nothing to start
   const routing = await routingOf(s, leg);
-  if (routing.length > 1) return startRouted(s, leg, routing, meta);
-  // One provider to ask, no failover. Its slot first: a start refused as busy leaves no row, so
-  // when it comes again it follows the routing of then (an operator may have moved the operator
-  // off a provider in trouble).
-  const first = routing[0]!;
-  const release = takeProviderSlot(s, first);
-  try {
-    // The leg's row is written, or read if a start before wrote it (then it names the provider
-    // that may have the leg, whatever the routing says now), in one statement.
-    const claim = await claimLeg(s, newLegRow(s, leg, first));
-    if (claim === undefined) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
-    if (claim.provider !== first) release(); // its row names another provider: that one's slot is taken there
-    await startOn(s, leg, [claim.provider], meta, { priorStart: claim.existed, ...(claim.provider === first ? { slot: release } : {}) });
-  } finally {
-    release();
+  if (routing.length === 1 && routing[0] === 'sandbox') {
+    // The sandbox alone: it answers from our own database and never refuses a leg it has, so two
+    // starts at once get the same answer and need no hold. The leg's row is written, or read if a
+    // start before wrote it, in one statement.
+    const provider = await claimLeg(s, newLegRow(s, leg, 'sandbox'));
+    if (provider === undefined) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
+    if (provider === 'sandbox') return startOn(s, leg, ['sandbox'], meta, { mayHaveIt: false });
   }
+  return startHeld(s, leg, routing, meta);
 }
 
 function newLegRow(s: Services, leg: LegRequest, provider: string): NewLeg {
@@ -167,19 +153,33 @@ function takeProviderSlot(s: Services, provider: string): () => void {
  */
 const CALLS_PER_PROVIDER_START = 8;
 
-async function startRouted(s: Services, leg: LegRequest, routing: readonly string[], meta: EventMetadata): Promise<void> {
-  // The row first, at the routing's first provider unless a start before wrote it (never moved
-  // here: a start that read the row before another one failed the leg over would move it back).
-  const claim = await claimLeg(s, newLegRow(s, leg, routing[0]!));
+/**
+ * A start at providers that can refuse a leg holds it, one start at a time across processes: two of
+ * them could otherwise each read the other's request as not there yet, and fail the leg over, or fail
+ * it, while the other's request is taken. The first provider's slot first: a start refused as busy
+ * leaves no row and no hold, so when it comes again it follows the routing of then.
+ */
+async function startHeld(s: Services, leg: LegRequest, routing: readonly string[], meta: EventMetadata): Promise<void> {
+  const first = routing[0]!;
+  const release = takeProviderSlot(s, first);
   const holdMs = (CALLS_PER_PROVIDER_START + 1) * s.config.providers.timeoutMs;
-  const hold = claim && await holdStart(s, leg.reference, holdMs);
-  if (!hold) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
-  const held: Held = { priorStart: claim.existed || hold.heldBefore, hold: hold.token, holdMs };
+  let held: Held | undefined;
   try {
-    // Read under the hold: another start may have moved the leg on before this one held it.
-    await startOn(s, leg, await routeOf(s, leg, routing), meta, held);
+    // The row first, at the routing's first provider unless a start before wrote it (never moved
+    // here: a start that read the row before another one failed the leg over would move it back).
+    const hold = (await claimLeg(s, newLegRow(s, leg, first))) && (await holdStart(s, leg.reference, holdMs));
+    if (!hold) throw new StartHeldElsewhere(`leg ${leg.reference} is being started by another process`);
+    const at = routing.indexOf(hold.provider);
+    const route = at < 0 ? [hold.provider] : routing.slice(at);
+    if (route[0] !== first) release(); // its row names another provider: that one's slot is taken there
+    held = { mayHaveIt: hold.mayHaveIt, hold: hold.token, holdMs, ...(route[0] === first ? { slot: release } : {}) };
+    await startOn(s, leg, route, meta, held);
   } finally {
-    await releaseStart(s, leg.reference, held.hold!).catch((err: unknown) => s.log.warn({ err, reference: leg.reference }, 'releasing a leg\'s start failed: it expires'));
+    release();
+    if (held?.hold) {
+      await releaseStart(s, leg.reference, held.hold, held.mayHaveIt)
+        .catch((err: unknown) => s.log.warn({ err, reference: leg.reference }, 'releasing a leg\'s start failed: it expires'));
+    }
   }
 }
 
@@ -189,12 +189,12 @@ export class StartHeldElsewhere extends Error {
 }
 
 /**
- * How a start holds its leg: `priorStart`, the route's first provider may have it from an earlier
- * start; `slot`, that provider's start slot, taken before the claim; `hold`, the token of the hold
- * that lets this start move the leg to the next provider (a route of more than one), for `holdMs`.
+ * How a start holds its leg: `mayHaveIt`, the provider the row names may have it (from an earlier
+ * start, or from this one once it asked); `slot`, the first provider's start slot, taken before the
+ * claim; `hold`, the token of this start's hold (none at the sandbox alone), for `holdMs`.
  */
 interface Held {
-  priorStart: boolean;
+  mayHaveIt: boolean;
   slot?: () => void;
   hold?: string;
   holdMs?: number;
@@ -214,10 +214,14 @@ async function startOn(s: Services, leg: LegRequest, route: readonly string[], m
     const release = i === 0 && held.slot ? held.slot : takeProviderSlot(s, provider);
     let asked: Asked;
     try {
-      asked = await ask(s, leg, provider, otp, i === 0 && held.priorStart);
+      asked = await ask(s, leg, provider, otp, held.mayHaveIt);
+    } catch (err) {
+      held.mayHaveIt = true; // not the provider's answer: whatever it was, the request may have left
+      throw err;
     } finally {
       release();
     }
+    if (asked.kind !== 'refused') held.mayHaveIt = true;
     if (asked.kind === 'refused') {
       refusal = asked.failure;
       s.log.warn({ reference: leg.reference, provider, code: refusal.code }, 'provider did not take the leg: trying the next one');
@@ -240,11 +244,12 @@ async function startOn(s: Services, leg: LegRequest, route: readonly string[], m
   await refused(s, leg, refusal, meta);
 }
 
-/** The leg's row moves to the next provider, under this start's hold (extended for that provider's calls). */
+/** The leg's row moves to the next provider (never asked for it yet), under this start's hold, extended for that provider's calls. */
 async function moveOn(s: Services, leg: LegRequest, provider: string, held: Held): Promise<void> {
   const token = held.hold && await moveLeg(s, held.hold, newLegRow(s, leg, provider), held.holdMs ?? 0);
   if (!token) throw new StartHeldElsewhere(`leg ${leg.reference}: this start's hold expired and another start holds it`);
   held.hold = token;
+  held.mayHaveIt = false;
 }
 
 /**

@@ -23,22 +23,23 @@ export type LegRow = { provider: string; kind: string; created_at: Date | string
 export type LegOwner = { owner: string; provider: string; kind: string };
 
 /**
- * A start's claim on its leg: the provider its row names, and whether the row was there before this
- * start. The row is written just before a provider is first asked, so a row already there means that
- * provider may have the leg from an earlier start (a redelivered trigger, a start after a crash).
+ * A start's hold on its leg (leg-initiation.ts). `token`: the hold's expiry as the database wrote it,
+ * which only this hold has (its release and its moves name it); `provider`: the provider the row
+ * names; `mayHaveIt`: that provider may have the leg from an earlier start (one that asked it and
+ * released the hold saying so, or died holding it, or the provider answered for it).
  */
-export type LegClaim = { provider: string; existed: boolean };
+export type LegHold = { token: string; provider: string; mayHaveIt: boolean };
 
-/**
- * A start's hold on its leg (leg-initiation.ts): `token` is the hold's expiry as the database wrote
- * it, which only this hold has (its release and its moves name it); `heldBefore`: an earlier start
- * held the leg, and may have asked a provider.
- */
-export type LegHold = { token: string; heldBefore: boolean };
+/** A hold asked for: the leg and how long the start may need it. */
+type HoldAsked = { reference: string; ms: number };
+/** A hold given back: its token, and whether the row's provider may now have the leg. */
+type HoldReleased = { reference: string; token: string; mayHaveIt: boolean };
 
 interface Writers {
   /** A leg's row written unless one is there, and its provider answered: a start's read and write in one statement. */
-  claims: StatementBatcher<NewLeg, LegClaim | undefined>;
+  claims: StatementBatcher<NewLeg, string | undefined>;
+  holds: StatementBatcher<HoldAsked, LegHold | undefined>;
+  releases: StatementBatcher<HoldReleased, void>;
   /** Reads too: a leg that may fail over is looked up before its start (issue 44: a statement per payin before). */
   rows: StatementBatcher<string, LegOwner | undefined>;
   references: StatementBatcher<{ reference: string; providerReference: string }, LegRow | undefined>;
@@ -64,11 +65,11 @@ function writers(s: Services): Writers {
   let w = built.get(s);
   if (w) return w;
   w = {
-    claims: new StatementBatcher<NewLeg, LegClaim | undefined>(async (asked) => {
+    claims: new StatementBatcher<NewLeg, string | undefined>(async (asked) => {
       const legs = firstPerReference(asked);
       // A row already there is read from the statement's snapshot: one inserted by a start
       // committing meanwhile is neither added nor seen (no provider answered for it).
-      const r = await s.knex.raw<{ rows: Array<{ reference: string; provider: string | null; existed: boolean }> }>(
+      const r = await s.knex.raw<{ rows: Array<{ reference: string; provider: string | null }> }>(
         `WITH wanted AS (
            SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::timestamptz[])
              AS w(reference, owner, provider, provider_leg_id, kind, created_at)
@@ -76,19 +77,23 @@ function writers(s: Services): Writers {
            INSERT INTO provider_legs (reference, owner, provider, provider_leg_id, kind, created_at)
            SELECT * FROM wanted ON CONFLICT (reference) DO NOTHING RETURNING reference, provider
          )
-         SELECT w.reference, coalesce(a.provider, p.provider) AS provider, a.reference IS NULL AS existed
+         SELECT w.reference, coalesce(a.provider, p.provider) AS provider
            FROM wanted w LEFT JOIN added a USING (reference) LEFT JOIN provider_legs p ON p.reference = w.reference`,
         legColumns(legs),
       );
-      const claims = new Map(r.rows.map((row) => [row.reference, row.provider === null ? undefined : { provider: row.provider, existed: row.existed }]));
-      // The first claim of a reference in the statement wrote its row; any other found it there.
-      const seen = new Set<string>();
-      return asked.map((l) => {
-        const claim = claims.get(l.reference);
-        const first = !seen.has(l.reference);
-        seen.add(l.reference);
-        return claim && { ...claim, existed: claim.existed || !first };
-      });
+      const providers = new Map(r.rows.map((row) => [row.reference, row.provider ?? undefined]));
+      return asked.map((l) => providers.get(l.reference));
+    }),
+    holds: new StatementBatcher(async (asked) => holdRows(s, asked)),
+    releases: new StatementBatcher<HoldReleased, void>(async (given) => {
+      // '-infinity': its provider may have the leg (see holdRows); NULL: this start never reached it.
+      await s.knex.raw(
+        `UPDATE provider_legs p SET starting_until = CASE WHEN x.may_have_it THEN '-infinity'::timestamptz END
+           FROM unnest(?::text[], ?::text[], ?::boolean[]) AS x(reference, token, may_have_it)
+         WHERE p.reference = x.reference AND p.starting_until = x.token::timestamptz`,
+        [given.map((g) => g.reference), given.map((g) => g.token), given.map((g) => g.mayHaveIt)],
+      );
+      return given.map(() => undefined);
     }),
     rows: new StatementBatcher(async (references) => {
       const r = await s.knex.raw<{ rows: Array<LegOwner & { reference: string }> }>(
@@ -118,10 +123,9 @@ function writers(s: Services): Writers {
 /**
  * Records a leg as started at `leg.provider` unless it has a row already (a row is never moved by
  * this: only a start holding the leg moves it, moveLeg); answers the provider its row names (the one
- * that may have the leg) and whether the row was there, or undefined when another start wrote the
- * row at the same moment.
+ * that may have the leg), or undefined when another start wrote the row at the same moment.
  */
-export function claimLeg(s: Services, leg: NewLeg): Promise<LegClaim | undefined> {
+export function claimLeg(s: Services, leg: NewLeg): Promise<string | undefined> {
   return writers(s).claims.submit(leg);
 }
 
@@ -142,42 +146,60 @@ export async function legByProviderId(s: Services, provider: string, providerLeg
 }
 
 /**
- * Holds the leg's start for `ms` (a start that may fail over: leg-initiation.ts); undefined while
- * another start holds it. No connection is held meanwhile: a start that dies frees it by expiry.
- * `starting_until` is NULL until a first hold; a release leaves '-infinity', so a later hold knows
- * an earlier start held the leg (the row locked first, to read its value before this update).
+ * Holds the leg's start for `ms` (leg-initiation.ts: a start at a provider that can refuse it);
+ * undefined while another start holds it. No connection is held meanwhile: a start that dies frees
+ * it by expiry. The legs held together are one statement.
  */
-export async function holdStart(s: Services, reference: string, ms: number): Promise<LegHold | undefined> {
-  const r = await s.knex.raw<{ rows: Array<{ token: string; held_before: boolean }> }>(
+export function holdStart(s: Services, reference: string, ms: number): Promise<LegHold | undefined> {
+  return writers(s).holds.submit({ reference, ms });
+}
+
+/**
+ * `starting_until` says what the starts before knew: NULL, the provider the row names was never
+ * asked; '-infinity', it was (a release said so); a time past, a start died holding the leg (it may
+ * have asked); a time to come, a start holds it. The rows are locked first (in one order: batches
+ * never wait on each other in a cycle), to read that value before this update.
+ */
+async function holdRows(s: Services, asked: HoldAsked[]): Promise<Array<LegHold | undefined>> {
+  const references = [...new Set(asked.map((a) => a.reference))];
+  const r = await s.knex.raw<{ rows: Array<{ reference: string; provider: string; token: string; may_have_it: boolean }> }>(
     `UPDATE provider_legs p SET starting_until = now() + make_interval(secs => ?)
-       FROM (SELECT reference, starting_until FROM provider_legs WHERE reference = ? FOR UPDATE) o
+       FROM (SELECT reference, starting_until, provider_reference FROM provider_legs
+              WHERE reference = ANY (?::text[]) ORDER BY reference FOR UPDATE) o
      WHERE p.reference = o.reference AND (o.starting_until IS NULL OR o.starting_until < now())
-     RETURNING p.starting_until::text AS token, o.starting_until IS NOT NULL AS held_before`,
-    [ms / 1000, reference],
+     RETURNING p.reference, p.provider, to_json(p.starting_until) #>> '{}' AS token,
+       (o.starting_until IS NOT NULL OR o.provider_reference IS NOT NULL) AS may_have_it`,
+    [Math.max(...asked.map((a) => a.ms)) / 1000, references],
   );
-  const row = r.rows[0];
-  return row && { token: row.token, heldBefore: row.held_before };
+  const held = new Map(r.rows.map((row) => [row.reference, { token: row.token, provider: row.provider, mayHaveIt: row.may_have_it }]));
+  // One start per reference gets its hold: the first asked; any other is told it is held.
+  return asked.map((a) => {
+    const hold = held.get(a.reference);
+    held.delete(a.reference);
+    return hold;
+  });
 }
 
 /**
  * Moves a held leg to the next provider of its routing (the one asked before certainly did not take
- * it), and extends the hold by `ms` for that provider's calls; answers the hold's new token, or
- * undefined when the hold is no longer this start's (it expired and another start took it).
+ * it: never asked there yet), and extends the hold by `ms` for that provider's calls; answers the
+ * hold's new token, or undefined when the hold is no longer this start's (it expired, another took it).
  */
-export async function moveLeg(s: Services, hold: string, leg: NewLeg, ms: number): Promise<string | undefined> {
+export async function moveLeg(s: Services, token: string, leg: NewLeg, ms: number): Promise<string | undefined> {
   const r = await s.knex.raw<{ rows: Array<{ token: string }> }>(
     `UPDATE provider_legs SET provider = ?, provider_leg_id = ?, starting_until = now() + make_interval(secs => ?)
-     WHERE reference = ? AND starting_until::text = ? AND starting_until > now()
-     RETURNING starting_until::text AS token`,
-    [leg.provider, leg.providerLegId, ms / 1000, leg.reference, hold],
+     WHERE reference = ? AND starting_until = ?::timestamptz AND starting_until > now()
+     RETURNING to_json(starting_until) #>> '{}' AS token`,
+    [leg.provider, leg.providerLegId, ms / 1000, leg.reference, token],
   );
   return r.rows[0]?.token;
 }
 
-/** Ends this start's hold (a hold that expired and was taken by another start is that one's, and stays). */
-export async function releaseStart(s: Services, reference: string, hold: string): Promise<void> {
-  await s.knex.raw(
-    `UPDATE provider_legs SET starting_until = '-infinity' WHERE reference = ? AND starting_until::text = ?`,
-    [reference, hold],
-  );
+/**
+ * Ends this start's hold, saying whether the provider the row names may now have the leg (this start
+ * asked it, or a start before did and this one did not move the leg on). A hold that expired and
+ * was taken by another start is that one's, and stays.
+ */
+export function releaseStart(s: Services, reference: string, token: string, mayHaveIt: boolean): Promise<void> {
+  return writers(s).releases.submit({ reference, token, mayHaveIt });
 }

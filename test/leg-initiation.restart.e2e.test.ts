@@ -3,17 +3,21 @@
 // the same reference: the provider may have the leg from the earlier start. A refusal of the new
 // request (the provider unreachable for a moment, its payee check) then proves nothing about the
 // leg: its status decides, and the leg never goes to another provider or fails while the first
-// may have it. Two starts racing through a failover never move the leg back to a provider that
-// refused it. (Found by a review: each test failed before commands/leg-initiation.ts checked a
-// refusal against the status and moved a leg only under its start's hold.)
+// may have it. Two starts of one leg at a provider that can refuse it take turns (a hold), so one
+// never reads the other's request as not there yet, and never moves the leg back to a provider that
+// refused it; a start that never asked a provider leaves no mark that it did. (Found by two reviews:
+// each test but the never-seen one failed before commands/leg-initiation.ts checked a refusal against
+// the status and held every start that can be refused.)
 import t from 'tap';
+import type { Test } from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, topUp, until, wallet } from './helpers/money.ts';
+import { PROVIDER_STARTS_IN_FLIGHT } from '../commands/leg-initiation.ts';
 import { setRouting, simulatedProviders } from './helpers/providers.ts';
 import { startLeg, StartHeldElsewhere } from '../commands/leg-initiation.ts';
 import type { LegRequest } from '../commands/legs.ts';
 
-const { mtn, pawapay, env, close } = await simulatedProviders({ n: 4, pawapay: { autoSettle: false } });
+const { mtn, pawapay, env, close } = await simulatedProviders({ n: 4, timeoutMs: 3_000, pawapay: { autoSettle: false } });
 const h = await startTestApp({ env });
 t.teardown(async () => {
   await h.stop();
@@ -151,4 +155,65 @@ t.test('two starts racing through a failover: the leg never goes back to the pro
   t.equal((await legRow(p.id))?.provider, 'pawapay', 'the row names the provider that has the leg');
   pawapay.settle('deposits', p.id);
   t.equal((await settled(h, m, 'payins', p.id)).status, 'completed');
+});
+
+const RATE_LIMITED = { status: 429, body: { code: 'TOO_MANY_REQUESTS', message: 'rate limited' }, record: false };
+
+/**
+ * A payout whose first start is slow at MTN's payee check (it has sent nothing yet), and the next
+ * request to transfer refused (429): the first start's own, or a duplicate start's if it raced ahead.
+ */
+async function payoutSlowAtPayeeCheck(phone: string): Promise<{ id: string; leg: LegRequest }> {
+  mtn.plan(phone.slice(1), { status: 'PENDING' });
+  mtn.fault({ method: 'GET', path: '/disbursement/v1_0/accountholder', hang: true });
+  mtn.fault({ method: 'POST', path: '/disbursement/v1_0/transfer', ...RATE_LIMITED });
+  const p = await payout(phone);
+  await until('the first start is at its payee check', async () => mtn.hangingNow === 1);
+  return p;
+}
+
+/** The payout and MTN agree: failed with no transfer at MTN, or a transfer at MTN and the payout not failed (then paid). */
+async function agreesWithMtn(t: Test, id: string): Promise<void> {
+  const final = await until('the payout settled or MTN has the transfer', async () => {
+    const status = (await h.as(m, 'GET', `/payouts/${id}`)).body.status as string;
+    return status === 'failed' || mtn.legs.get(id) ? status : undefined;
+  });
+  await new Promise((r) => setTimeout(r, 3_500)); // the other start's request, had it been sent, has arrived
+  if (final === 'failed') t.notOk(mtn.legs.get(id), 'failed, and MTN has no transfer');
+  else t.equal((await mtnSettles(id, 'payouts')).status, 'completed', 'MTN has the transfer: paid, once');
+}
+
+t.test('one provider, a duplicate start racing the first: it waits its turn; the payout and MTN agree', async (t) => {
+  await setRouting(h, 'CM_MTN_MOMO', ['mtn_momo']);
+  const p = await payoutSlowAtPayeeCheck('+237670000071');
+  await startAgain(p.leg); // the same trigger delivered a second time, while the first start is in flight
+  await agreesWithMtn(t, p.id);
+});
+
+t.test('a fallback added while a one-provider start is in flight: the leg never goes to a second provider', async (t) => {
+  await setRouting(h, 'CM_MTN_MOMO', ['mtn_momo']);
+  const p = await payoutSlowAtPayeeCheck('+237670000072');
+  await setRouting(h, 'CM_MTN_MOMO', ['mtn_momo', 'pawapay']); // the operator adds a fallback
+  await startAgain(p.leg);
+  await agreesWithMtn(t, p.id);
+  t.equal(pawapay.initiations('payouts').filter((x) => x.payoutId === p.id).length, 0, 'pawaPay never asked');
+});
+
+t.test('a start refused as busy leaves no mark: with MTN then down, its leg fails over like a fresh one', async (t) => {
+  await setRouting(h, 'CM_MTN_MOMO', ['mtn_momo', 'pawapay']);
+  mtn.fault({ method: 'POST', path: '/collection/v1_0/requesttopay', hang: true, times: PROVIDER_STARTS_IN_FLIGHT });
+  for (let i = 0; i < PROVIDER_STARTS_IN_FLIGHT; i++) await payin(`+2376700001${String(i).padStart(2, '0')}`);
+  await until('every MTN start slot in flight', async () => mtn.hangingNow === PROVIDER_STARTS_IN_FLIGHT);
+  const busy = await payin('+237670000173');
+  await new Promise((r) => setTimeout(r, 1_200)); // refused as busy, tried again every 500 ms
+  t.notOk(mtn.legs.get(busy.id), 'MTN never saw it');
+  await mtn.down();
+  try {
+    await until('it failed over to pawaPay', async () => deposits(busy.id).length === 1);
+    t.pass('pawaPay has it');
+  } finally {
+    await mtn.up();
+  }
+  pawapay.settle('deposits', busy.id);
+  t.equal((await settled(h, m, 'payins', busy.id)).status, 'completed');
 });
