@@ -68,10 +68,8 @@ async function mtnSettles(id: string, kind: 'payins' | 'payouts') {
   return settled(h, m, kind, id);
 }
 
-t.test('MTN took the payin; started again while MTN is unreachable: no failover, MTN\'s status settles it', async (t) => {
-  await setRouting(h, 'CM_MTN_MOMO', ['mtn_momo', 'pawapay']);
-  mtn.plan('237670000042', { status: 'PENDING' });
-  const p = await payin('+237670000042');
+/** Once MTN took the leg (we recorded its reference), the leg's trigger comes again while MTN refuses connections. */
+async function startAgainWithMtnDown(p: { id: string; leg: LegRequest }): Promise<void> {
   await until('MTN took the leg', async () => (await legRow(p.id))?.provider_reference);
   await mtn.down();
   try {
@@ -79,6 +77,13 @@ t.test('MTN took the payin; started again while MTN is unreachable: no failover,
   } finally {
     await mtn.up();
   }
+}
+
+t.test('MTN took the payin; started again while MTN is unreachable: no failover, MTN\'s status settles it', async (t) => {
+  await setRouting(h, 'CM_MTN_MOMO', ['mtn_momo', 'pawapay']);
+  mtn.plan('237670000042', { status: 'PENDING' });
+  const p = await payin('+237670000042');
+  await startAgainWithMtnDown(p);
   t.equal(deposits(p.id).length, 0, 'pawaPay never asked for a leg MTN has');
   t.equal((await legRow(p.id))?.provider, 'mtn_momo', 'the leg stays with MTN');
   t.equal((await mtnSettles(p.id, 'payins')).status, 'completed');
@@ -89,13 +94,7 @@ t.test('MTN took the payout (one provider); started again while MTN is unreachab
   mtn.plan('237670000043', { status: 'PENDING' });
   const before = await wallet(h, m, 'XAF');
   const p = await payout('+237670000043');
-  await until('MTN took the transfer', async () => (await legRow(p.id))?.provider_reference);
-  await mtn.down();
-  try {
-    await startAgain(p.leg);
-  } finally {
-    await mtn.up();
-  }
+  await startAgainWithMtnDown(p);
   const after = await h.as(m, 'GET', `/payouts/${p.id}`);
   t.equal(after.body.status, 'pending', 'not failed while MTN may pay it');
   const done = await mtnSettles(p.id, 'payouts');
