@@ -34,7 +34,7 @@ import { ProviderInDoubt } from '../infra/providers/http.ts';
 import { crashPoint } from '../infra/crash-points.ts';
 import { streams } from './streams.ts';
 import { legOwnerNamed, legOutcomeOf, observeLegSettled } from './leg-outcomes.ts';
-import { claimLeg, holdStart, legRowOf, moveLeg, releaseStart, setProviderReference, type NewLeg } from './provider-legs.ts';
+import { claimLeg, extendHold, holdStart, legRowOf, moveLeg, releaseStart, setProviderReference, type NewLeg } from './provider-legs.ts';
 
 export const CHECK_JOB = 'provider-check';
 
@@ -161,7 +161,7 @@ const CALLS_PER_PROVIDER_START = 8;
  */
 async function startHeld(s: Services, leg: LegRequest, routing: readonly string[], meta: EventMetadata): Promise<void> {
   const first = routing[0]!;
-  const release = takeProviderSlot(s, first);
+  const release = await firstSlot(s, leg, first);
   const holdMs = (CALLS_PER_PROVIDER_START + 1) * s.config.providers.timeoutMs;
   let held: Held | undefined;
   try {
@@ -180,6 +180,22 @@ async function startHeld(s: Services, leg: LegRequest, routing: readonly string[
       await releaseStart(s, leg.reference, held.hold, held.mayHaveIt)
         .catch((err: unknown) => s.log.warn({ err, reference: leg.reference }, 'releasing a leg\'s start failed: it expires'));
     }
+  }
+}
+
+/**
+ * The routing's first provider's start slot. When that provider is busy, a leg whose row names
+ * another provider (moved on earlier) does not wait for it: that provider's slot is taken in
+ * startOn. The row is read only then.
+ */
+async function firstSlot(s: Services, leg: LegRequest, first: string): Promise<() => void> {
+  try {
+    return takeProviderSlot(s, first);
+  } catch (err) {
+    if (!(err instanceof ProviderBusy)) throw err;
+    const row = await legRowOf(s, leg.reference);
+    if (!row || row.provider === first) throw err;
+    return () => undefined;
   }
 }
 
@@ -239,6 +255,13 @@ async function startOn(s: Services, leg: LegRequest, route: readonly string[], m
     if (leg.otp) await vault.discard(leg.reference);
     await taken(s, leg, provider, asked.status, meta);
     return;
+  }
+  // Failing the leg is for one start alone: one whose hold expired (a stall longer than it) and was
+  // taken by another start, which may have had the leg taken meanwhile, must not.
+  if (held.hold) {
+    const token = await extendHold(s, held.hold, leg.reference, held.holdMs ?? 0);
+    if (!token) throw new StartHeldElsewhere(`leg ${leg.reference}: this start's hold expired and another start holds it`);
+    held.hold = token;
   }
   if (leg.otp) await vault.discard(leg.reference);
   await refused(s, leg, refusal, meta);

@@ -182,15 +182,26 @@ async function holdRows(s: Services, asked: HoldAsked[]): Promise<Array<LegHold 
 
 /**
  * Moves a held leg to the next provider of its routing (the one asked before certainly did not take
- * it: never asked there yet), and extends the hold by `ms` for that provider's calls; answers the
+ * it: never asked there yet, and no reference from it), and extends the hold by `ms` for that provider's calls; answers the
  * hold's new token, or undefined when the hold is no longer this start's (it expired, another took it).
  */
 export async function moveLeg(s: Services, token: string, leg: NewLeg, ms: number): Promise<string | undefined> {
   const r = await s.knex.raw<{ rows: Array<{ token: string }> }>(
-    `UPDATE provider_legs SET provider = ?, provider_leg_id = ?, starting_until = now() + make_interval(secs => ?)
+    `UPDATE provider_legs SET provider = ?, provider_leg_id = ?, provider_reference = NULL, starting_until = now() + make_interval(secs => ?)
      WHERE reference = ? AND starting_until = ?::timestamptz AND starting_until > now()
      RETURNING to_json(starting_until) #>> '{}' AS token`,
     [leg.provider, leg.providerLegId, ms / 1000, leg.reference, token],
+  );
+  return r.rows[0]?.token;
+}
+
+/** Extends a hold this start still has by `ms`; answers its new token, or undefined when the hold is no longer this start's. */
+export async function extendHold(s: Services, token: string, reference: string, ms: number): Promise<string | undefined> {
+  const r = await s.knex.raw<{ rows: Array<{ token: string }> }>(
+    `UPDATE provider_legs SET starting_until = now() + make_interval(secs => ?)
+     WHERE reference = ? AND starting_until = ?::timestamptz AND starting_until > now()
+     RETURNING to_json(starting_until) #>> '{}' AS token`,
+    [ms / 1000, reference, token],
   );
   return r.rows[0]?.token;
 }

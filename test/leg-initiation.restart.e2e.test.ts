@@ -12,7 +12,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { startTestApp } from './helpers/app.ts';
 import { leg, newCustomer, party, quote, settled, topUp, until, wallet } from './helpers/money.ts';
-import { PROVIDER_STARTS_IN_FLIGHT } from '../commands/leg-initiation.ts';
+import { PROVIDER_STARTS_IN_FLIGHT, ProviderBusy } from '../commands/leg-initiation.ts';
 import { setRouting, simulatedProviders } from './helpers/providers.ts';
 import { startLeg, StartHeldElsewhere } from '../commands/leg-initiation.ts';
 import type { LegRequest } from '../commands/legs.ts';
@@ -215,4 +215,21 @@ t.test('a start refused as busy leaves no mark: with MTN then down, its leg fail
   }
   pawapay.settle('deposits', busy.id);
   t.equal((await settled(h, m, 'payins', busy.id)).status, 'completed');
+});
+
+t.test('a leg already moved to pawaPay does not wait for MTN\'s start slots when it is started again', async (t) => {
+  await setRouting(h, 'CM_MTN_MOMO', ['mtn_momo', 'pawapay']);
+  mtn.fault({ method: 'POST', path: '/collection/v1_0/requesttopay', status: 400, body: { code: 'NOT_ALLOWED', message: 'not allowed' }, record: false });
+  const p = await payin('+237670000302');
+  await until('pawaPay has the deposit', async () => deposits(p.id).length === 1);
+  await until('no start holds it', async () => (await s.knex.raw('SELECT 1 FROM provider_legs WHERE reference = ? AND starting_until > now()', [p.id])).rows.length === 0);
+  mtn.fault({ method: 'POST', path: '/collection/v1_0/requesttopay', hang: true, times: PROVIDER_STARTS_IN_FLIGHT });
+  for (let i = 0; i < PROVIDER_STARTS_IN_FLIGHT; i++) await payin(`+2376700003${String(i + 10).padStart(2, '0')}`);
+  await until('every MTN start slot in flight', async () => mtn.hangingNow === PROVIDER_STARTS_IN_FLIGHT);
+  const err = await startLeg(s, p.leg, { actor: 'provider-gateway', causationId: 'again', correlationId: p.id }).then(() => undefined, (e: unknown) => e);
+  t.notOk(err instanceof ProviderBusy, `started again at pawaPay while MTN is busy (${String(err)})`);
+  t.equal(deposits(p.id).length, 2, 'asked pawaPay again (a duplicate it ignores)');
+  pawapay.settle('deposits', p.id);
+  t.equal((await settled(h, m, 'payins', p.id)).status, 'completed');
+  await until('MTN\'s hanging starts ended', async () => mtn.hangingNow === 0);
 });

@@ -5,7 +5,7 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startTestApp } from './helpers/app.ts';
-import { claimLeg, holdStart, legRowOf, moveLeg, releaseStart, setProviderReference, type NewLeg } from '../commands/provider-legs.ts';
+import { claimLeg, extendHold, holdStart, legRowOf, moveLeg, releaseStart, setProviderReference, type NewLeg } from '../commands/provider-legs.ts';
 import { leg, newCustomer, party, quote, settled, until } from './helpers/money.ts';
 
 const h = await startTestApp();
@@ -78,13 +78,19 @@ t.test('a leg moves to another provider only under its start\'s hold', async (t)
   await claimLeg(s, newLeg(reference, 'mtn_momo'));
   const hold = await holdStart(s, reference, 60_000);
   t.equal(await moveLeg(s, '2026-01-01T00:00:00+00:00', newLeg(reference, 'sandbox'), 60_000), undefined, 'another token moves nothing');
+  await setProviderReference(s, reference, 'mtn-ref');
   const moved = await moveLeg(s, hold!.token, newLeg(reference, 'pawapay', { providerLegId: 'pp-id' }), 60_000);
   t.ok(moved, 'the holder moves it, and gets the extended hold\'s token');
   t.same(await providerOf(), { provider: 'pawapay', provider_leg_id: 'pp-id' });
+  t.equal((await s.knex('provider_legs').where({ reference }).first('provider_reference')).provider_reference, null, 'MTN\'s reference goes with MTN');
   t.equal(await moveLeg(s, hold!.token, newLeg(reference, 'sandbox'), 60_000), undefined, 'the hold\'s old token no longer moves it');
   t.equal(await holdStart(s, reference, 60_000), undefined, 'the extended hold is still held');
-  await releaseStart(s, reference, moved!, false);
-  t.equal(await moveLeg(s, moved!, newLeg(reference, 'sandbox'), 60_000), undefined, 'released: nothing moves it');
+  const extended = await extendHold(s, moved!, reference, 60_000);
+  t.ok(extended && extended !== moved, 'the holder extends its hold (before failing the leg), under a new token');
+  t.equal(await extendHold(s, moved!, reference, 60_000), undefined, 'not with the old token');
+  await releaseStart(s, reference, extended!, false);
+  t.equal(await moveLeg(s, extended!, newLeg(reference, 'sandbox'), 60_000), undefined, 'released: nothing moves it');
+  t.equal(await extendHold(s, extended!, reference, 60_000), undefined, 'nor extends it');
   t.equal(await claimLeg(s, newLeg(reference, 'mtn_momo')), 'pawapay', 'a later claim (a start that read the routing before the move) moves nothing back');
   t.same(await providerOf(), { provider: 'pawapay', provider_leg_id: 'pp-id' });
 });

@@ -36,6 +36,7 @@ import * as m032 from './032_dashboard_two_factor.ts';
 import * as m033 from './033_audit_log.ts';
 import * as m034 from './034_event_feed_per_merchant.ts';
 import * as m035 from './035_webhook_jobs_leased.ts';
+import * as m036 from './036_provider_legs_asked_mark.ts';
 
 export interface Migration {
   up(knex: Knex): Promise<void>;
@@ -78,6 +79,7 @@ const migrations: Array<[string, Migration]> = [
   ['033_audit_log', m033],
   ['034_event_feed_per_merchant', m034],
   ['035_webhook_jobs_leased', m035],
+  ['036_provider_legs_asked_mark', m036],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
