@@ -10,11 +10,11 @@
 //
 // The leg's `provider_legs` row names the provider being asked, written before the request, so a
 // restarted or redelivered start picks up with the same provider (asked again under the same
-// reference: the provider dedupes it) and never asks an earlier one again. Wherever a
-// leg can be refused (any provider but the sandbox alone), one start at a time holds the leg across
-// processes (a lease on its row, no connection held during the provider calls), and only the holder
-// moves the row on: two of them could otherwise each read the other's request as not there yet, or
-// leave one provider after its refusal while the other asks it again.
+// reference: the provider dedupes it) and never asks an earlier one again. Wherever a leg can be
+// refused (any provider but the sandbox alone), one start at a time holds the leg across processes
+// (a lease on its row, no connection held during the provider calls), and only the holder moves the
+// row on: two of them could otherwise each read the other's request as not there yet, or leave one
+// provider after its refusal while the other asks it again.
 //
 // A refusal is of one request. When the provider may have the leg from an earlier start (one that
 // asked it, or died holding the leg: the hold's release records which), the refusal of this request

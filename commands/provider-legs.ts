@@ -182,8 +182,9 @@ async function holdRows(s: Services, asked: HoldAsked[]): Promise<Array<LegHold 
 
 /**
  * Moves a held leg to the next provider of its routing (the one asked before certainly did not take
- * it: never asked there yet, and no reference from it), and extends the hold by `ms` for that provider's calls; answers the
- * hold's new token, or undefined when the hold is no longer this start's (it expired, another took it).
+ * it: never asked there yet, and no reference from it), and extends the hold by `ms` for that
+ * provider's calls; answers the hold's new token, or undefined when the hold is no longer this
+ * start's (it expired, another took it).
  */
 export async function moveLeg(s: Services, token: string, leg: NewLeg, ms: number): Promise<string | undefined> {
   const r = await s.knex.raw<{ rows: Array<{ token: string }> }>(
