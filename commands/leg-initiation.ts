@@ -172,12 +172,12 @@ async function startHeld(s: Services, leg: LegRequest, routing: readonly string[
     const at = routing.indexOf(hold.provider);
     const route = at < 0 ? [hold.provider] : routing.slice(at);
     if (route[0] !== first) release(); // its row names another provider: that one's slot is taken there
-    held = { mayHaveIt: hold.mayHaveIt, hold: hold.token, holdMs, ...(route[0] === first ? { slot: release } : {}) };
+    held = { mayHaveIt: hold.mayHaveIt, hold: { token: hold.token, ms: holdMs }, ...(route[0] === first ? { slot: release } : {}) };
     await startOn(s, leg, route, meta, held);
   } finally {
     release();
     if (held?.hold) {
-      await releaseStart(s, leg.reference, held.hold, held.mayHaveIt)
+      await releaseStart(s, leg.reference, held.hold.token, held.mayHaveIt)
         .catch((err: unknown) => s.log.warn({ err, reference: leg.reference }, 'releasing a leg\'s start failed: it expires'));
     }
   }
@@ -207,13 +207,12 @@ export class StartHeldElsewhere extends Error {
 /**
  * How a start holds its leg: `mayHaveIt`, the provider the row names may have it (from an earlier
  * start, or from this one once it asked); `slot`, the first provider's start slot, taken before the
- * claim; `hold`, the token of this start's hold (none at the sandbox alone), for `holdMs`.
+ * claim; `hold`, this start's hold (none at the sandbox alone): its token, renewed for `ms` at a time.
  */
 interface Held {
   mayHaveIt: boolean;
   slot?: () => void;
-  hold?: string;
-  holdMs?: number;
+  hold?: { token: string; ms: number };
 }
 
 /** What asking one provider came to. */
@@ -258,21 +257,23 @@ async function startOn(s: Services, leg: LegRequest, route: readonly string[], m
   }
   // Failing the leg is for one start alone: one whose hold expired (a stall longer than it) and was
   // taken by another start, which may have had the leg taken meanwhile, must not.
-  if (held.hold) {
-    const token = await extendHold(s, held.hold, leg.reference, held.holdMs ?? 0);
-    if (!token) throw new StartHeldElsewhere(`leg ${leg.reference}: this start's hold expired and another start holds it`);
-    held.hold = token;
-  }
+  await renewHold(leg, held, (hold) => extendHold(s, hold.token, leg.reference, hold.ms));
   if (leg.otp) await vault.discard(leg.reference);
   await refused(s, leg, refusal, meta);
 }
 
 /** The leg's row moves to the next provider (never asked for it yet), under this start's hold, extended for that provider's calls. */
 async function moveOn(s: Services, leg: LegRequest, provider: string, held: Held): Promise<void> {
-  const token = held.hold && await moveLeg(s, held.hold, newLegRow(s, leg, provider), held.holdMs ?? 0);
-  if (!token) throw new StartHeldElsewhere(`leg ${leg.reference}: this start's hold expired and another start holds it`);
-  held.hold = token;
+  await renewHold(leg, held, (hold) => moveLeg(s, hold.token, newLegRow(s, leg, provider), hold.ms));
   held.mayHaveIt = false;
+}
+
+/** Renews this start's hold by `renew` (which answers the new token); StartHeldElsewhere once it is no longer this start's. */
+async function renewHold(leg: LegRequest, held: Held, renew: (hold: { token: string; ms: number }) => Promise<string | undefined>): Promise<void> {
+  if (!held.hold) return; // the sandbox alone: nothing held
+  const token = await renew(held.hold);
+  if (!token) throw new StartHeldElsewhere(`leg ${leg.reference}: this start's hold expired and another start holds it`);
+  held.hold.token = token;
 }
 
 /**

@@ -29,6 +29,16 @@ export class ProviderInDoubt extends Error {
   override name = 'ProviderInDoubt';
 }
 
+/**
+ * A call whose failure, whatever it was, leaves the leg in doubt: a status query (the provider
+ * unreachable is not "never seen", and its LegNotTaken, "nothing sent", means nothing for a read).
+ */
+export function inDoubtIfFailed<T>(call: Promise<T>, what: string): Promise<T> {
+  return call.catch((err: unknown) => {
+    throw err instanceof ProviderInDoubt ? err : new ProviderInDoubt(`${what}: ${(err as Error).message}`);
+  });
+}
+
 // Errors raised before a byte of the request was sent.
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ERR_INVALID_URL']);
 /** Connections kept open per provider host: a provider sees at most this many at once from a process. */

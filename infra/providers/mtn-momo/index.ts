@@ -6,7 +6,7 @@
 // An initiation answered 202 is pending (MTN answers nothing more until asked). A 4xx documents a
 // refusal (LegNotTaken, with MTN's code as the failure); a 5xx or a time-out is in doubt
 // (ProviderInDoubt). Callbacks are hints only: MTN does not sign them.
-import { ProviderHttp, ProviderInDoubt, type ProviderRequest, type ProviderResponse } from '../http.ts';
+import { inDoubtIfFailed, ProviderHttp, ProviderInDoubt, type ProviderRequest, type ProviderResponse } from '../http.ts';
 import { uuidV4For } from '../leg-id.ts';
 import {
   CallbackRejected, LegNotTaken, type CallbackReading, type CallbackRequest, type InitiateLeg, type LegLookup,
@@ -104,14 +104,8 @@ export class MtnMomoProvider implements ProviderAdapter {
 
   async status(leg: LegLookup): Promise<ProviderStatus | undefined> {
     const legId = this.legId(leg.reference);
-    let res: ProviderResponse;
-    try {
-      res = await this.call(productOf(leg.kind), { method: 'GET', path: statusPath(leg.kind, legId) });
-    } catch (err) {
-      // Unreachable is not "never seen": only MTN's own 404 says that.
-      if (err instanceof LegNotTaken) throw new Error(err.message);
-      throw err;
-    }
+    // Unreachable is not "never seen": only MTN's own 404 says that.
+    const res = await inDoubtIfFailed(this.call(productOf(leg.kind), { method: 'GET', path: statusPath(leg.kind, legId) }), `${MTN_MOMO} ${leg.kind} ${legId} status`);
     if (res.status === 200) return statusFromMtn(legId, res.json);
     if (res.status === 404 && errorBody(res.json).code === 'RESOURCE_NOT_FOUND') return undefined;
     throw new Error(`${MTN_MOMO} ${leg.kind} ${legId} status: HTTP ${res.status}`);
@@ -119,9 +113,7 @@ export class MtnMomoProvider implements ProviderAdapter {
 
   /** The leg's status, where an unanswered query is in doubt (never an error that could read as "not taken"). */
   private knownStatus(leg: InitiateLeg, what: string): Promise<ProviderStatus | undefined> {
-    return this.status({ reference: leg.reference, kind: leg.kind }).catch((err: unknown) => {
-      throw new ProviderInDoubt(`${what}: its status: ${(err as Error).message}`);
-    });
+    return inDoubtIfFailed(this.status({ reference: leg.reference, kind: leg.kind }), `${what}: its status`);
   }
 
   /**

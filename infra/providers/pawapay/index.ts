@@ -14,7 +14,7 @@
 //
 // The API token goes in the Authorization header only: no message or log line here carries it.
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { ProviderHttp, ProviderInDoubt, type ProviderResponse } from '../http.ts';
+import { inDoubtIfFailed, ProviderHttp, ProviderInDoubt, type ProviderResponse } from '../http.ts';
 import { uuidV4For } from '../leg-id.ts';
 import {
   CallbackRejected, LegNotTaken, type CallbackReading, type CallbackRequest, type InitiateLeg, type LegLookup,
@@ -68,10 +68,8 @@ export class PawapayProvider implements ProviderAdapter {
     }
     if (res.status >= 200 && res.status < 300 && answer.status === 'ACCEPTED') return { state: 'pending', providerReference: legId };
     if (res.status >= 200 && res.status < 300 && answer.status === 'DUPLICATE_IGNORED') {
-      // pawaPay has the leg: whatever its status query answers, it is never "not taken".
-      const known = await this.status({ reference: leg.reference, kind: leg.kind }).catch((err: unknown) => {
-        throw new ProviderInDoubt(`pawapay reported the ${leg.kind} as a duplicate; its status: ${(err as Error).message}`);
-      });
+      // pawaPay has the leg: its status query throws only ProviderInDoubt, never "not taken".
+      const known = await this.status({ reference: leg.reference, kind: leg.kind });
       if (known) return known;
       throw new ProviderInDoubt(`pawapay reported the ${leg.kind} as a duplicate but does not find it`);
     }
@@ -80,14 +78,8 @@ export class PawapayProvider implements ProviderAdapter {
 
   async status(leg: LegLookup): Promise<ProviderStatus | undefined> {
     const legId = this.legId(leg.reference);
-    let res: ProviderResponse;
-    try {
-      res = await this.call('GET', statusPath(leg.kind, legId));
-    } catch (err) {
-      // Unreachable is not "never seen": only pawaPay's NOT_FOUND says that.
-      if (err instanceof LegNotTaken) throw new ProviderInDoubt(`pawapay status of a ${leg.kind}: ${err.message}`);
-      throw err;
-    }
+    // Unreachable is not "never seen": only pawaPay's NOT_FOUND says that.
+    const res = await inDoubtIfFailed(this.call('GET', statusPath(leg.kind, legId)), `pawapay status of a ${leg.kind}`);
     const answer = res.status === 200 ? statusAnswerOf(res.json, legId) : 'unreadable';
     if (answer === 'unreadable') throw new ProviderInDoubt(`pawapay status of a ${leg.kind} answered HTTP ${res.status} without a status`);
     return answer;
