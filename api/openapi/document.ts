@@ -34,7 +34,9 @@ export function buildDocument(modules: ApiModule[]) {
       version: '1.0.0',
       description:
         'Collections (payins), disbursements (payouts) and two-leg transfers over mobile money in XAF and XOF, ' +
-        'quote-backed, idempotent, with signed webhooks. The operator API (/admin) manages merchants.',
+        'quote-backed, idempotent, with signed webhooks. The operator API (/admin) manages merchants. ' +
+        'Every date (YYYY-MM-DD) and date-time (RFC 3339) sent is a real one between 0001-01-02 and 9999-12-30 (UTC); ' +
+        'any other is a 400 naming the field.',
     },
     servers: [{ url: '/' }],
     tags,
